@@ -1,0 +1,25 @@
+# `make example` and `make test` are the two front-door commands in the README.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup example test lint bench
+
+$(BIN)/sessionctx: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/sessionctx
+
+example: setup
+	$(BIN)/sessionctx explain examples/interrupted.jsonl
+	$(BIN)/sessionctx check examples/interrupted.jsonl || true
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest

@@ -1,0 +1,31 @@
+"""sessionctx: stored agent session records -> the context a model should see -> a request body."""
+
+from sessionctx.changes import Change, Source
+from sessionctx.context import (
+    BuildOptions,
+    Context,
+    ContextBuilder,
+    PendingCall,
+    build_context,
+    display_messages,
+)
+from sessionctx.records import Problem, ReadResult, Record, read_bytes, read_path, select_branch
+
+__all__ = [
+    "BuildOptions",
+    "Change",
+    "Context",
+    "ContextBuilder",
+    "PendingCall",
+    "Problem",
+    "ReadResult",
+    "Record",
+    "Source",
+    "build_context",
+    "display_messages",
+    "read_bytes",
+    "read_path",
+    "select_branch",
+]
+
+__version__ = "0.1.0"

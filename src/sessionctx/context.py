@@ -1,0 +1,363 @@
+"""The fold from stored records to the model's context, and the display a person sees.
+
+`ContextBuilder` takes one record at a time at a cost that does not grow with the session;
+`build_context` is the same builder run over a whole list, so batch and incremental builds are
+one piece of code. The records are never modified: changed messages are copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessionctx import changes as ch
+from sessionctx.changes import Change, Source
+from sessionctx.messages import (
+    Message,
+    calls,
+    has_substance,
+    is_result,
+    result_id,
+    text_of,
+    without_calls,
+)
+from sessionctx.pairing import OpenCall, Pairing
+from sessionctx.records import (
+    CHECKPOINT,
+    CONTEXT,
+    EXTENSION_MESSAGE,
+    EXTENSION_STATE,
+    INVALID,
+    LOCAL_COMMAND,
+    MESSAGE,
+    METADATA,
+    SUMMARY,
+    Record,
+)
+from sessionctx.screenshots import (
+    DEFAULT_BROWSER_TOOLS,
+    ScreenshotWindow,
+    has_images,
+    without_images,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    browser_tools: frozenset[str] = DEFAULT_BROWSER_TOOLS
+    keep_screenshots: int = 1
+    note_unpaired: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """A call with no result: the runtime must check the real world before retrying it."""
+
+    id: str | None
+    name: str | None
+    arguments: Any
+    record: Source
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments,
+                "record": self.record.to_json()}
+
+
+@dataclass(slots=True)
+class Context:
+    """The messages of the next request, where each came from, and what was changed."""
+
+    messages: list[Message]
+    sources: list[Source]
+    changes: list[Change]
+    pending_calls: list[PendingCall]
+
+    @property
+    def repairs(self) -> list[Change]:
+        return [c for c in self.changes if c.is_repair]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"messages": self.messages,
+                "changes": [c.to_json() for c in self.changes],
+                "pending_calls": [p.to_json() for p in self.pending_calls]}
+
+
+@dataclass(slots=True)
+class _Slot:
+    message: Message
+    source: Source
+    calls: list[OpenCall] = field(default_factory=list)
+    browser: bool = False
+    images_omitted: bool = False
+
+
+@dataclass(slots=True)
+class _Logged:
+    kind: str
+    reason: str
+    source: Source
+    slot: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+INTERRUPTED_NOTE = (
+    "[Note from sessionctx: the tool call {calls} was interrupted before any result was "
+    "recorded. Its outcome is unknown: it may not have run, or it may have completed. Check "
+    "the actual state before relying on it or retrying it.]"
+)
+
+
+class ContextBuilder:
+    """Builds the context one record at a time; `context()` gives the result so far."""
+
+    def __init__(self, options: BuildOptions | None = None) -> None:
+        self.options = options or BuildOptions()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._slots: list[_Slot] = []
+        self._pairing = Pairing()
+        self._window = ScreenshotWindow(self.options.keep_screenshots)
+        self._log: list[_Logged] = []
+
+    def extend(self, records: Iterable[Record]) -> ContextBuilder:
+        for record in records:
+            self.append(record)
+        return self
+
+    def append(self, record: Record) -> None:
+        kind, view, source = record.kind, record.view, record.source
+        if kind == MESSAGE:
+            self._add_message(view, source)
+        elif kind == LOCAL_COMMAND:
+            self._add_local_command(view, source)
+        elif kind == EXTENSION_MESSAGE:
+            self._add_extension_message(view, source)
+        elif kind == CHECKPOINT:
+            self._apply_checkpoint(record)
+        else:
+            self._log.append(_skip(record))
+
+    # -- record kinds ---------------------------------------------------------------------
+
+    def _apply_checkpoint(self, record: Record) -> None:
+        if record.problem is not None:
+            self._log.append(_Logged(ch.CHECKPOINT_INVALID,
+                                     f"ignored a malformed checkpoint: {record.problem}",
+                                     record.source))
+            return
+        replaced = sum(1 for s in self._slots if s.message is not None)
+        self._reset()
+        view = record.view
+        self._log.append(_Logged(
+            ch.CHECKPOINT_APPLIED,
+            f"checkpoint replaced the {replaced} message(s) built before it",
+            record.source, detail={"replaced_messages": replaced,
+                                   "checkpoint_messages": len(view["messages"])}))
+        for i, message in enumerate(view["messages"]):
+            src = record.source
+            self._add_message(message, Source(src.line, src.index, src.seq, src.path, i))
+
+    def _add_local_command(self, view: dict[str, Any], source: Source) -> None:
+        command = view.get("command")
+        excluded = view.get("excludeFromContext") is True or view.get(
+            "excludedFromContext") is True
+        if excluded or not isinstance(command, str) or not command.strip():
+            why = "marked as excluded from context" if excluded else "its command is empty"
+            self._log.append(_Logged(ch.LOCAL_COMMAND_EXCLUDED, f"local command skipped: {why}",
+                                     source))
+            return
+        message: Message = {"role": "user",
+                            "content": [{"type": "text", "text": render_local_command(view)}]}
+        _carry_timestamp(view, message)
+        slot = self._push(message, source)
+        self._log.append(_Logged(ch.LOCAL_COMMAND_RENDERED,
+                                 "local command given to the model as user text", source, slot))
+
+    def _add_extension_message(self, view: dict[str, Any], source: Source) -> None:
+        content = view.get("content")
+        if isinstance(content, str):
+            blocks: Any = [{"type": "text", "text": content}]
+        else:
+            blocks = content
+        message: Message = {"role": "user", "content": blocks}
+        if not has_substance(message):
+            self._log.append(_Logged(ch.EXTENSION_MESSAGE_EMPTY,
+                                     "extension message has no content to send", source))
+            return
+        _carry_timestamp(view, message)
+        slot = self._push(message, source)
+        hidden = " (hidden from display, still sent)" if view.get("display") is False else ""
+        self._log.append(_Logged(ch.EXTENSION_MESSAGE_CONVERTED,
+                                 f"extension message sent as a user message{hidden}", source,
+                                 slot, {"customType": view.get("customType")}))
+
+    def _add_message(self, message: Message, source: Source) -> None:
+        if is_result(message):
+            answered = self._pairing.answer(result_id(message))
+            if isinstance(answered, str):
+                kind = (ch.DROPPED_DUPLICATE_RESULT if "second result" in answered
+                        else ch.DROPPED_ORPHAN_RESULT)
+                self._log.append(_Logged(kind, f"tool result dropped: {answered}", source,
+                                         detail={"tool_call_id": result_id(message)}))
+                return
+            slot = self._push(message, source)
+            name = answered.call.name or message.get("toolName")
+            if name in self.options.browser_tools and has_images(message):
+                self._slots[slot].browser = True
+                fallen = self._window.push(slot)
+                if fallen is not None:
+                    self._slots[fallen].images_omitted = True
+            return
+        slot = self._push(message, source)
+        for call in calls(message):
+            self._slots[slot].calls.append(self._pairing.add_call(slot, call))
+
+    def _push(self, message: Message, source: Source) -> int:
+        self._slots.append(_Slot(message, source))
+        return len(self._slots) - 1
+
+    # -- the result -----------------------------------------------------------------------
+
+    def context(self) -> Context:
+        messages: list[Message] = []
+        sources: list[Source] = []
+        index_of: dict[int, int] = {}
+        transient: list[Change] = []
+        pending: list[PendingCall] = []
+        notes: list[tuple[Source, list[OpenCall]]] = []
+
+        def flush_notes() -> None:
+            for src, lost in notes:
+                messages.append({"role": "user", "content": [
+                    {"type": "text", "text": _interrupted_note(lost)}]})
+                sources.append(src)
+                transient.append(Change(ch.INTERRUPTED_NOTE_ADDED,
+                                        "told the model the call was interrupted, outcome "
+                                        "unknown", src, len(messages) - 1,
+                                        {"tool_call_ids": [c.call.id for c in lost]}))
+            notes.clear()
+
+        for i, slot in enumerate(self._slots):
+            message = slot.message
+            if notes and not is_result(message):
+                flush_notes()
+            lost = [c for c in slot.calls if not c.paired]
+            if lost:
+                message = without_calls(message, {c.call.where for c in lost})
+            if slot.images_omitted:
+                message, count = without_images(message)
+                transient.append(Change(
+                    ch.SCREENSHOT_OMITTED,
+                    f"{count} screenshot(s) of an earlier browser result replaced by a note",
+                    slot.source, len(messages), {"images": count}))
+            kept = has_substance(message)
+            for c in lost:
+                pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments,
+                                           slot.source))
+                why = "it has no id" if c.call.id is None else "no result follows it"
+                transient.append(Change(
+                    ch.DROPPED_UNPAIRED_CALL,
+                    f"call {c.call.name or '?'} ({c.call.id or 'no id'}) removed: {why}",
+                    slot.source, len(messages) if kept else None,
+                    {"tool_call_id": c.call.id, "name": c.call.name}))
+            if not kept:
+                why = ("nothing is left after removing its unpaired calls" if lost
+                       else "it has no content")
+                transient.append(Change(ch.DROPPED_EMPTY_MESSAGE,
+                                        f"{message.get('role')} message dropped: {why}",
+                                        slot.source))
+            else:
+                index_of[i] = len(messages)
+                messages.append(message)
+                sources.append(slot.source)
+            if lost and self.options.note_unpaired:
+                notes.append((slot.source, lost))
+        flush_notes()
+
+        logged = [Change(e.kind, e.reason, e.source,
+                         index_of.get(e.slot) if e.slot is not None else None, e.detail)
+                  for e in self._log]
+        all_changes = sorted(logged + transient, key=_change_order)
+        return Context(messages, sources, all_changes, pending)
+
+
+def build_context(records: Iterable[Record], options: BuildOptions | None = None) -> Context:
+    """The messages the model should see for these records, with every change explained."""
+    return ContextBuilder(options).extend(records).context()
+
+
+def display_messages(records: Iterable[Record]) -> list[Message]:
+    """What a chat UI shows: the whole history, no pairing or checkpoint applied; extension
+    messages with `display: false` hidden."""
+    out: list[Message] = []
+    for record in records:
+        view = record.view
+        if record.kind in (MESSAGE, LOCAL_COMMAND, SUMMARY):
+            out.append(view)
+        elif record.kind == EXTENSION_MESSAGE and view.get("display") is not False:
+            content = view.get("content")
+            message: Message = {"role": "user", "content": content if content is not None
+                                else ""}
+            if "customType" in view:
+                message["customType"] = view["customType"]
+            _carry_timestamp(view, message)
+            out.append(message)
+    return out
+
+
+def render_local_command(view: dict[str, Any]) -> str:
+    """The text a local command becomes: command, exit code (and signal), output."""
+    code = view.get("exitCode")
+    status = f"exit={code if isinstance(code, int) and not isinstance(code, bool) else '?'}"
+    signal = view.get("signal")
+    if signal not in (None, ""):
+        status += f" signal={signal}"
+    output = text_of(view.get("output")).strip()
+    lines = ["<local_shell>", f"$ {str(view.get('command', '')).strip()}", status]
+    lines.extend(["output:", output] if output else ["output: (empty)"])
+    if view.get("truncated") is True:
+        lines.append("[output truncated]")
+    lines.append("</local_shell>")
+    return "\n".join(lines)
+
+
+_SKIP_REASONS = {
+    CONTEXT: (ch.SKIPPED_CONTEXT_ROW, "context rows never reach the model"),
+    EXTENSION_STATE: (ch.SKIPPED_EXTENSION_STATE, "extension state never reaches the model"),
+    SUMMARY: (ch.SKIPPED_SUMMARY, "summaries are for display and audit, not the model"),
+    METADATA: (ch.SKIPPED_METADATA, "metadata never reaches the model"),
+}
+
+
+def _skip(record: Record) -> _Logged:
+    if record.kind == INVALID:
+        return _Logged(ch.SKIPPED_INVALID, f"unreadable record skipped: {record.problem}",
+                       record.source)
+    if record.kind in _SKIP_REASONS:
+        kind, reason = _SKIP_REASONS[record.kind]
+        return _Logged(kind, reason, record.source)
+    view = record.view
+    what = view.get("type") or view.get("role") or "untyped"
+    return _Logged(ch.SKIPPED_UNKNOWN, f"record of unknown kind ({what!r}) skipped",
+                   record.source)
+
+
+def _carry_timestamp(view: dict[str, Any], message: Message) -> None:
+    if "timestamp" in view:
+        message["timestamp"] = view["timestamp"]
+
+
+def _interrupted_note(lost: list[OpenCall]) -> str:
+    names = ", ".join(f"{c.call.name or '?'} (id {c.call.id or 'none'})" for c in lost)
+    return INTERRUPTED_NOTE.format(calls=names)
+
+
+def _change_order(change: Change) -> tuple[int, int, int]:
+    src = change.record
+    if src is None:
+        return (0, 0, 0)
+    pos = src.seq if src.seq is not None else src.line if src.line is not None else (
+        src.index if src.index is not None else 0)
+    return (pos, src.part if src.part is not None else -1, 0)

@@ -1,0 +1,137 @@
+"""Reading native messages: the one place that knows the tolerated shapes of calls and results.
+
+Messages follow pi's agent messages, but stored histories also carry `tool_use`/`tool_call`
+blocks, OpenAI-style `tool_calls` arrays and ids under other keys. Every step that asks "which
+calls does this message hold" or "which call does this result answer" asks here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Message = dict[str, Any]
+
+MODEL_ROLES = frozenset({"user", "assistant", "toolResult", "tool", "system"})
+RESULT_ROLES = frozenset({"toolResult", "tool"})
+CALL_BLOCK_TYPES = frozenset({"toolCall", "tool_use", "tool_call"})
+_ID_KEYS = ("id", "toolCallId", "tool_call_id")
+_RESULT_ID_KEYS = ("toolCallId", "tool_call_id")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call inside an assistant message, wherever the shape put it."""
+
+    id: str | None
+    name: str | None
+    arguments: Any
+    where: tuple[str, int]  # ("content", block index) or ("tool_calls", index)
+
+
+def first_string(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def calls(message: Mapping[str, Any]) -> Iterator[Call]:
+    """Every call block of an assistant message, in order."""
+    if message.get("role") != "assistant":
+        return
+    content = message.get("content")
+    if isinstance(content, list):
+        for i, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
+                args = block.get("arguments", block.get("input"))
+                yield Call(first_string(block, _ID_KEYS), _str(block.get("name")), args,
+                           ("content", i))
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list):
+        for i, item in enumerate(tool_calls):
+            if not isinstance(item, dict):
+                continue
+            function = item.get("function")
+            fn = function if isinstance(function, dict) else {}
+            name = _str(fn.get("name", item.get("name")))
+            yield Call(first_string(item, _ID_KEYS), name, fn.get("arguments", item.get("arguments")),
+                       ("tool_calls", i))
+
+
+def result_id(message: Mapping[str, Any]) -> str | None:
+    """The call id a tool result answers, or None for any other message."""
+    if message.get("role") not in RESULT_ROLES:
+        return None
+    return first_string(message, _RESULT_ID_KEYS)
+
+
+def is_result(message: Mapping[str, Any]) -> bool:
+    return message.get("role") in RESULT_ROLES
+
+
+def without_calls(message: Message, drop: set[tuple[str, int]]) -> Message:
+    """A copy of `message` without the call blocks at the given places; the original is kept."""
+    if not drop:
+        return message
+    out = dict(message)
+    content = message.get("content")
+    if isinstance(content, list):
+        out["content"] = [b for i, b in enumerate(content) if ("content", i) not in drop]
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list):
+        kept = [c for i, c in enumerate(tool_calls) if ("tool_calls", i) not in drop]
+        if kept:
+            out["tool_calls"] = kept
+        else:
+            out.pop("tool_calls", None)
+    return out
+
+
+def has_substance(message: Mapping[str, Any]) -> bool:
+    """False for a message with nothing left to say: no non-blank content and no tool_calls."""
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list) and tool_calls:
+        return True
+    content = message.get("content")
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        return any(_block_has_substance(b) for b in content)
+    return False
+
+
+def _block_has_substance(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return block is not None
+    if block.get("type") == "text":
+        text = block.get("text")
+        return isinstance(text, str) and bool(text.strip())
+    return True
+
+
+def text_of(content: Any) -> str:
+    """The plain text of a content value (string or blocks), images and calls left out."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return "".join(parts)
+    return ""
+
+
+def image_count(content: Any) -> int:
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,50 @@
+"""Tool-call pairing: a call is kept only when a result with its id comes after it.
+
+Pairing is order-aware and one to one: each result answers the earliest still-open call with its
+id, so a result that arrives before its call, or a second result for an answered call, pairs with
+nothing and is dropped. Nothing is ever invented for a call that has no result.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from sessionctx.messages import Call
+
+
+@dataclass(slots=True)
+class OpenCall:
+    slot: int
+    call: Call
+    paired: bool = False
+
+
+@dataclass(slots=True)
+class Pairing:
+    """The running state of pairing over messages appended one at a time."""
+
+    _open: dict[str, deque[OpenCall]] = field(default_factory=dict)
+    _answered: set[str] = field(default_factory=set)
+
+    def add_call(self, slot: int, call: Call) -> OpenCall:
+        entry = OpenCall(slot, call)
+        if call.id is not None:
+            self._open.setdefault(call.id, deque()).append(entry)
+        return entry
+
+    def answer(self, call_id: str | None) -> OpenCall | str:
+        """The call a result with `call_id` answers, or why it answers none."""
+        if call_id is None:
+            return "the result carries no call id"
+        queue = self._open.get(call_id)
+        if not queue:
+            if call_id in self._answered:
+                return f"a second result for call {call_id}, which already has one"
+            return f"no earlier call has id {call_id}"
+        entry = queue.popleft()
+        if not queue:
+            del self._open[call_id]
+        entry.paired = True
+        self._answered.add(call_id)
+        return entry

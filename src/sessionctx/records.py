@@ -1,0 +1,445 @@
+"""What is stored: record kinds, tolerant reading, and where each record came from.
+
+Reading is strictly read-only and never stops at the first bad line: every problem is collected
+with its file and line, and every good record around it is kept. Records keep the exact object
+that was stored, unknown fields included, so writing one back gives the same record.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from sessionctx.changes import Source
+from sessionctx.messages import CALL_BLOCK_TYPES, MODEL_ROLES
+
+# Record kinds
+MESSAGE = "message"
+CONTEXT = "context"
+LOCAL_COMMAND = "local_command"
+EXTENSION_MESSAGE = "extension_message"
+EXTENSION_STATE = "extension_state"
+SUMMARY = "summary"
+CHECKPOINT = "checkpoint"
+METADATA = "metadata"
+UNKNOWN = "unknown"
+INVALID = "invalid"
+
+METADATA_TYPES = frozenset({"label", "model_change", "thinking_level_change", "session_info",
+                            "session"})
+SUMMARY_ROLES = frozenset({"branchSummary", "compactionSummary"})
+SUMMARY_TYPES = frozenset({"branch_summary"})
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+_CHECKPOINT_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
+    ("at", str),
+    ("baseSeq", int),
+    ("plannerVersion", int),
+    ("summaryModelRef", str),
+    ("qualityAudit", (str, dict)),
+    ("summary", str),
+    ("messages", list),
+    ("firstKeptIndex", int),
+    ("tokensBefore", int),
+    ("tokensAfter", int),
+)
+
+
+@dataclass(slots=True)
+class Record:
+    """One stored record: the object exactly as stored, its kind, and where it came from."""
+
+    data: dict[str, Any]
+    kind: str
+    source: Source
+    problem: str | None = None  # why an INVALID record or a malformed checkpoint was rejected
+
+    @property
+    def view(self) -> dict[str, Any]:
+        """The record's own fields: the wrapped message of a pi `message` entry, else the data."""
+        return message_view(self.data)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something in the input that could not be read as a record."""
+
+    message: str
+    path: str | None = None
+    line: int | None = None
+    fatal: bool = False  # nothing of the input could be read
+
+    def __str__(self) -> str:
+        where = self.path or "<input>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "message": self.message,
+                "fatal": self.fatal}
+
+
+@dataclass(slots=True)
+class ReadResult:
+    records: list[Record] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def fatal(self) -> bool:
+        return any(p.fatal for p in self.problems)
+
+
+def message_view(data: Mapping[str, Any]) -> dict[str, Any]:
+    inner = data.get("message")
+    if data.get("type") == "message" and isinstance(inner, dict):
+        return inner
+    return data  # type: ignore[return-value]
+
+
+def classify(data: dict[str, Any]) -> tuple[str, str | None]:
+    """The kind of a stored object, and for a rejected one the reason."""
+    view = message_view(data)
+    if view is not data and not isinstance(view.get("role"), str):
+        return INVALID, "message entry without a string 'role' in its message"
+    if view.get("kind") == "context":
+        return CONTEXT, None
+    role = view.get("role")
+    rtype = view.get("type")
+    if role == "bashExecution":
+        return LOCAL_COMMAND, _local_command_problem(view)
+    if role == "custom" or rtype == "custom_message":
+        return EXTENSION_MESSAGE, _content_problem(view.get("content"), optional=True)
+    if rtype == "custom":
+        return EXTENSION_STATE, None
+    if role in SUMMARY_ROLES or rtype in SUMMARY_TYPES:
+        return SUMMARY, None
+    if rtype == "compaction":
+        return CHECKPOINT, checkpoint_problem(view)
+    if rtype in METADATA_TYPES:
+        return METADATA, None
+    if isinstance(role, str) and role in MODEL_ROLES:
+        return MESSAGE, message_problem(view)
+    if role is not None and not isinstance(role, str):
+        return INVALID, f"field 'role' must be a string, got {_json_type(role)}"
+    return UNKNOWN, None
+
+
+def make_record(data: dict[str, Any], source: Source) -> Record:
+    kind, problem = classify(data)
+    if problem is not None and kind != CHECKPOINT:
+        kind = INVALID
+    return Record(data, kind, source, problem)
+
+
+def message_problem(message: Mapping[str, Any]) -> str | None:
+    """Why a chat message cannot be used, or None. Only what would break reading is checked."""
+    role = message.get("role")
+    problem = _content_problem(message.get("content"), optional=role == "assistant")
+    if problem:
+        return problem
+    content = message.get("content")
+    if isinstance(content, list):
+        for i, block in enumerate(content):
+            if block.get("type") in CALL_BLOCK_TYPES:
+                for key in ("id", "name"):
+                    if key in block and not isinstance(block[key], str):
+                        return (f"content[{i}].{key} must be a string, "
+                                f"got {_json_type(block[key])}")
+    tool_calls = message.get("tool_calls")
+    if tool_calls is not None:
+        if not isinstance(tool_calls, list):
+            return f"field 'tool_calls' must be an array, got {_json_type(tool_calls)}"
+        for i, item in enumerate(tool_calls):
+            if not isinstance(item, dict):
+                return f"tool_calls[{i}] must be an object, got {_json_type(item)}"
+    for key in ("toolCallId", "tool_call_id", "toolName"):
+        if key in message and message[key] is not None and not isinstance(message[key], str):
+            return f"field '{key}' must be a string, got {_json_type(message[key])}"
+    return None
+
+
+def checkpoint_problem(view: Mapping[str, Any]) -> str | None:
+    """Why a `type: compaction` record is not a full checkpoint, or None when it is one."""
+    missing = [name for name, _ in _CHECKPOINT_FIELDS if name not in view]
+    if missing:
+        return "checkpoint lacks " + ", ".join(repr(m) for m in missing)
+    for name, expected in _CHECKPOINT_FIELDS:
+        value = view[name]
+        if isinstance(value, bool) or not isinstance(value, expected):
+            return f"checkpoint field {name!r} has the wrong type ({_json_type(value)})"
+    restored = view.get("restoredFromCompactionId")
+    if restored is not None and not isinstance(restored, str):
+        return "checkpoint field 'restoredFromCompactionId' must be a string"
+    for i, message in enumerate(view["messages"]):
+        if not isinstance(message, dict) or message.get("role") not in MODEL_ROLES:
+            return f"checkpoint messages[{i}] is not a chat message"
+        problem = message_problem(message)
+        if problem:
+            return f"checkpoint messages[{i}]: {problem}"
+    return None
+
+
+def _local_command_problem(view: Mapping[str, Any]) -> str | None:
+    command = view.get("command")
+    if command is not None and not isinstance(command, str):
+        return f"field 'command' must be a string, got {_json_type(command)}"
+    code = view.get("exitCode")
+    if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
+        return f"field 'exitCode' must be a number or null, got {_json_type(code)}"
+    return _content_problem(view.get("output"), optional=True, name="output")
+
+
+def _content_problem(content: Any, *, optional: bool, name: str = "content") -> str | None:
+    if content is None:
+        return None if optional else f"field '{name}' is missing"
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return f"field '{name}' must be a string or an array, got {_json_type(content)}"
+    for i, block in enumerate(content):
+        if not isinstance(block, dict):
+            return f"{name}[{i}] must be an object, got {_json_type(block)}"
+        btype = block.get("type")
+        if not isinstance(btype, str):
+            return f"{name}[{i}] has no string 'type'"
+        if btype == "text" and not isinstance(block.get("text"), str):
+            return f"{name}[{i}] is a text block without a string 'text'"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+_decoder = msgspec.json.Decoder()
+Progress = Callable[[int, int], None]
+
+
+def read_path(path: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+              progress: Progress | None = None) -> ReadResult:
+    """Read records from a file, or from stdin when `path` is '-'."""
+    if path == "-":
+        return read_bytes(sys.stdin.buffer.read(), "<stdin>", max_line_bytes=max_line_bytes,
+                          progress=progress)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except IsADirectoryError:
+        return _fatal(path, "is a directory, not a session file")
+    except FileNotFoundError:
+        return _fatal(path, "no such file")
+    except PermissionError:
+        return _fatal(path, "permission denied")
+    except OSError as exc:
+        return _fatal(path, f"cannot be read: {exc.strerror or exc}")
+    return read_bytes(raw, path, max_line_bytes=max_line_bytes, progress=progress)
+
+
+def read_bytes(raw: bytes, path: str | None = None, *,
+               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+               progress: Progress | None = None) -> ReadResult:
+    """Read records from the bytes of a JSONL file, a JSON array, or an xopc envelope."""
+    head = raw[:8192]
+    if b"\x00" in head:
+        return _fatal(path, "is a binary file, not a session transcript")
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    stripped = body.lstrip()
+    if not stripped:
+        return _fatal(path, "is empty: no records")
+    if stripped[:1] == b"[":
+        return _read_document(body, path)
+    first_line = stripped.split(b"\n", 1)[0].strip()
+    if stripped[:1] == b"{" and len(first_line) <= max_line_bytes:
+        try:
+            _decoder.decode(first_line)
+        except msgspec.DecodeError:
+            document = _try_document(body)
+            if document is not None:
+                return _records_from_document(document, path)
+    return _read_lines(body, path, max_line_bytes, progress)
+
+
+def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
+                progress: Progress | None) -> ReadResult:
+    result = ReadResult()
+    records, problems = result.records, result.problems
+    lines = raw.split(b"\n")
+    torn_candidate = not raw.endswith(b"\n")
+    last = len(lines)
+    total = len(raw)
+    done = 0
+    decode = _decoder.decode
+    for lineno, line in enumerate(lines, 1):
+        done += len(line) + 1
+        if progress is not None and lineno % 4096 == 0:
+            progress(min(done, total), total)
+        if len(line) > max_line_bytes:
+            problems.append(Problem(
+                f"line is {len(line) / 1048576:.1f} MiB, over the "
+                f"{max_line_bytes / 1048576:.0f} MiB line limit; skipped", path, lineno))
+            continue
+        try:
+            data = decode(line)
+        except msgspec.DecodeError as exc:
+            if not line.strip():
+                continue
+            problems.append(Problem(_line_error(line, exc, torn_candidate and lineno == last),
+                                    path, lineno))
+            continue
+        if not isinstance(data, dict):
+            problems.append(Problem(f"expected a JSON object, got {_json_type(data)}", path,
+                                    lineno))
+            continue
+        record = make_record(data, Source(line=lineno, path=path))
+        if record.kind == INVALID:
+            problems.append(Problem(f"bad record: {record.problem}", path, lineno))
+        records.append(record)
+    if progress is not None:
+        progress(total, total)
+    if not records and not problems:
+        problems.append(Problem("holds no records", path, fatal=True))
+    elif not records and problems:
+        problems.append(Problem("no line could be read as a record", path, fatal=True))
+    return result
+
+
+def _line_error(line: bytes, exc: msgspec.DecodeError, is_last_unterminated: bool) -> str:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as ue:
+        return f"invalid UTF-8 at byte {ue.start + 1} of the line"
+    if is_last_unterminated:
+        return ("last line is incomplete (no newline at the end and not valid JSON): "
+                "probably a write cut off by a crash")
+    return f"not valid JSON: {exc}"
+
+
+def _try_document(raw: bytes) -> Any | None:
+    try:
+        return _decoder.decode(raw)
+    except msgspec.DecodeError:
+        return None
+
+
+def _read_document(raw: bytes, path: str | None) -> ReadResult:
+    try:
+        document = _decoder.decode(raw)
+    except msgspec.DecodeError as exc:
+        return _fatal(path, f"is not valid JSON: {_with_line(raw, exc)}")
+    return _records_from_document(document, path)
+
+
+def _records_from_document(document: Any, path: str | None) -> ReadResult:
+    if isinstance(document, dict):
+        if document.get("type") == "xopc_session_transcript" and isinstance(
+                document.get("messages"), list):
+            return _records_from_items(document["messages"], path)
+        return _fatal(path, "is a single JSON object, not records: known forms are JSONL, "
+                            "a JSON array of records, and the xopc_session_transcript envelope")
+    if isinstance(document, list):
+        return _records_from_items(document, path)
+    return _fatal(path, f"is a JSON {_json_type(document)}, not records")
+
+
+def _records_from_items(items: Iterable[Any], path: str | None) -> ReadResult:
+    result = ReadResult()
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            result.problems.append(Problem(f"item {i}: expected a JSON object, got "
+                                           f"{_json_type(item)}", path))
+            continue
+        record = make_record(item, Source(index=i, path=path))
+        if record.kind == INVALID:
+            result.problems.append(Problem(f"item {i}: bad record: {record.problem}", path))
+        result.records.append(record)
+    if not result.records and not result.problems:
+        result.problems.append(Problem("holds no records", path, fatal=True))
+    return result
+
+
+def _with_line(raw: bytes, exc: msgspec.DecodeError) -> str:
+    text = str(exc)
+    marker = "(byte "
+    if marker in text:
+        try:
+            offset = int(text.rsplit(marker, 1)[1].rstrip(")"))
+        except ValueError:
+            return text
+        line = raw.count(b"\n", 0, offset) + 1
+        return f"{text}, line {line}"
+    return text
+
+
+def _fatal(path: str | None, message: str) -> ReadResult:
+    return ReadResult(problems=[Problem(message, path, fatal=True)])
+
+
+# ---------------------------------------------------------------------------------------------
+# pi session trees
+
+
+def has_tree(records: Iterable[Record]) -> bool:
+    return any("parentId" in r.data and isinstance(r.data.get("id"), str) for r in records)
+
+
+def select_branch(records: list[Record], leaf: str | None = None
+                  ) -> tuple[list[Record], list[Record]]:
+    """The records on the path from the root to `leaf` (default: the last entry with an id),
+    and those left off it. Records without an id (a session header) stay on the path."""
+    if not has_tree(records):
+        return records, []
+    by_id = {r.data["id"]: r for r in records if isinstance(r.data.get("id"), str)}
+    if leaf is None:
+        leaf = next(r.data["id"] for r in reversed(records) if isinstance(r.data.get("id"), str))
+    elif leaf not in by_id:
+        raise KeyError(leaf)
+    on_path: set[str] = set()
+    current: str | None = leaf
+    while current is not None and current in by_id and current not in on_path:
+        on_path.add(current)
+        parent = by_id[current].data.get("parentId")
+        current = parent if isinstance(parent, str) else None
+    kept, off = [], []
+    for r in records:
+        rid = r.data.get("id")
+        (kept if not isinstance(rid, str) or rid in on_path else off).append(r)
+    return kept, off
+
+
+def records_from_objects(objects: Iterable[dict[str, Any]], *, first_seq: int | None = None
+                         ) -> list[Record]:
+    """Records from in-memory objects (a store's rows, a test's list)."""
+    out = []
+    for i, data in enumerate(objects):
+        source = Source(seq=first_seq + i) if first_seq is not None else Source(index=i)
+        out.append(make_record(data, source))
+    return out
+
+
+def file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
