@@ -226,8 +226,8 @@ def explain_lines(records: list[Record], ctx: Context) -> list[str]:
             f"{'-' * 14} {'-' * 18} {'-' * 8} {'-' * 40}"]
     for record in records:
         key = (record.source.line, record.source.index, record.source.seq)
-        displayed = "shown" if id(record.view) in shown or record.kind == "extension_message" \
-            and record.view.get("display") is not False else "hidden"
+        displayed = "shown" if id(record.view) in shown or (record.kind == "extension_message" \
+            and record.view.get("display") is not False) else "hidden"
         targets = in_context.get(key, [])
         fate = ", ".join(f"#{i}" for i in targets) if targets else "not sent"
         rows.append(f"{record.source.label():<14} {record.kind:<18} {displayed:<8} {fate}  "

@@ -57,8 +57,8 @@ def calls(message: Mapping[str, Any]) -> Iterator[Call]:
             function = item.get("function")
             fn = function if isinstance(function, dict) else {}
             name = _str(fn.get("name", item.get("name")))
-            yield Call(first_string(item, _ID_KEYS), name, fn.get("arguments", item.get("arguments")),
-                       ("tool_calls", i))
+            args = fn.get("arguments", item.get("arguments"))
+            yield Call(first_string(item, _ID_KEYS), name, args, ("tool_calls", i))
 
 
 def result_id(message: Mapping[str, Any]) -> str | None:

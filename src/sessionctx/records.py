@@ -421,7 +421,8 @@ def select_branch(records: list[Record], leaf: str | None = None
         on_path.add(current)
         parent = by_id[current].data.get("parentId")
         current = parent if isinstance(parent, str) else None
-    kept, off = [], []
+    kept: list[Record] = []
+    off: list[Record] = []
     for r in records:
         rid = r.data.get("id")
         (kept if not isinstance(rid, str) or rid in on_path else off).append(r)

@@ -37,7 +37,7 @@ def summarize_message(message: dict[str, Any], width: int = 72) -> str:
 
 def format_message(index: int, message: dict[str, Any], source: Source | None) -> str:
     where = f"[{source.label()}]" if source is not None else ""
-    return f"#{index:<4} {str(message.get('role', '?')):<11} {where:<14} " \
+    return f"#{index:<4} {message.get('role', '?')!s:<11} {where:<14} " \
            f"{summarize_message(message)}"
 
 

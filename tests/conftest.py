@@ -1,0 +1,52 @@
+"""Shared test helpers: where the real fixtures live, and small record builders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionctx.records import Record, records_from_objects
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SESSIONCTX_SHARED", ROOT.parent / "shared"))
+FIXTURES = SHARED / "fixtures"
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    assert FIXTURES.is_dir(), f"fixtures not found at {FIXTURES}"
+    return FIXTURES
+
+
+def recs(*objects: dict[str, Any]) -> list[Record]:
+    return records_from_objects(list(objects))
+
+
+def user(text: str, **extra: Any) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], **extra}
+
+
+def assistant(*blocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks), **extra}
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def call(cid: str, name: str = "bash", **arguments: Any) -> dict[str, Any]:
+    return {"type": "toolCall", "id": cid, "name": name, "arguments": arguments}
+
+
+def result(cid: str, body: str = "ok", name: str = "bash", *images: dict[str, Any],
+           **extra: Any) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": body}, *images]
+    return {"role": "toolResult", "toolCallId": cid, "toolName": name, "content": content,
+            "isError": False, **extra}
+
+
+def image(data: str = "aGVsbG8=", mime: str = "image/png") -> dict[str, Any]:
+    return {"type": "image", "data": data, "mimeType": mime}
