@@ -16,7 +16,8 @@ import click
 
 from sessionctx.changes import Change, Source
 from sessionctx.context import BuildOptions, Context, build_context, display_messages
-from sessionctx.records import Problem, Record, file_size, read_path, select_branch
+from sessionctx.inputs import read_input
+from sessionctx.records import Problem, Record, file_size, select_branch
 from sessionctx.render import format_change, format_message, summarize_message
 
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
@@ -48,7 +49,7 @@ def _progress_printer(path: str) -> Callable[[int, int], None] | None:
 
 def load_input(path: str, leaf: str | None = None) -> Loaded:
     """Read a session file (or stdin) and select its branch; exits 2 when nothing is readable."""
-    result = read_path(path, progress=_progress_printer(path))
+    result = read_input(path, progress=_progress_printer(path))
     if result.fatal:
         for problem in result.problems:
             click.echo(f"sessionctx: {problem}", err=True)
