@@ -101,5 +101,7 @@ def finish(result: ReadResult, path: str | None, fmt: str) -> ReadResult:
             result.problems.append(Problem(f"bad record: {record.problem}", path,
                                            record.source.line))
     if not result.records:
-        result.problems.append(Problem(f"holds no {fmt} records", path, fatal=True))
+        unreadable = len(result.problems)
+        detail = f" ({unreadable} unreadable line(s) or item(s))" if unreadable else ""
+        result.problems = [Problem(f"holds no {fmt} records{detail}", path, fatal=True)]
     return result
