@@ -324,3 +324,17 @@ def test_native_records_stay_native() -> None:
     result = read_raw(raw, "n.jsonl")
     assert result.records[0].data == {"role": "user",
                                       "content": [{"type": "text", "text": "hi"}]}
+
+
+def test_pi_v1_compaction_with_an_entry_index() -> None:
+    objs = lines(PI)
+    compaction = {"type": "compaction", "timestamp": "2025-01-01T00:00:00Z", "summary": "S1",
+                  "firstKeptEntryIndex": 40, "tokensBefore": 10}
+    variant = [*objs[:50], compaction, *objs[50:60]]
+    result = imported(variant)
+    cp = [r for r in result.records if r.kind == CHECKPOINT]
+    assert len(cp) == 1 and cp[0].problem is None
+    kept = [o["message"] for o in objs[40:50] if o["type"] == "message"]
+    assert cp[0].view["messages"][1:] == kept
+    ctx = build_context(result.records)
+    assert "S1" in ctx.messages[0]["content"][0]["text"]

@@ -54,7 +54,7 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
     otype = obj.get("type")
     if otype in _CODEX_TYPES and "payload" in obj:
         return "codex"
-    if otype == "session" and "version" in obj:
+    if otype == "session" and ("version" in obj or "cwd" in obj):
         return "pi"
     if otype in _CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj
                                    or "messageId" in obj):

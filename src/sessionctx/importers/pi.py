@@ -5,7 +5,8 @@ to pi. A `compaction` entry (summary, `firstKeptEntryId`) becomes a full checkpo
 summary and the messages kept from `firstKeptEntryId` up to it on its branch; a
 `branch_summary` entry becomes a custom message, since pi gives it to the model. Both keep
 their `id`/`parentId`, so a branch is chosen as before, and the original entry under `raw`.
-A single pi message stored as one JSON object is read too.
+Version 1 files (no ids) name the first kept entry by its index in the file instead. A single
+pi message stored as one JSON object is read too.
 """
 
 from __future__ import annotations
@@ -44,11 +45,17 @@ def read(raw: bytes, path: str | None, document: Any = None) -> ReadResult:
         return result
     by_id = {r.data["id"]: r for r in result.records if isinstance(r.data.get("id"), str)}
     out: list[Record] = []
-    for record in result.records:
+    for position, record in enumerate(result.records):
         rtype = record.data.get("type")
-        if rtype == "compaction" and record.kind == CHECKPOINT and record.problem is not None \
-                and "firstKeptEntryId" in record.data:
-            out.append(_checkpoint(record, by_id))
+        if rtype == "compaction" and record.kind == CHECKPOINT and record.problem is not None:
+            if "firstKeptEntryId" in record.data:
+                out.append(_checkpoint(record, _branch_before(record, by_id)))
+            elif isinstance(record.data.get("firstKeptEntryIndex"), int):
+                # v1 files: an index into the file's entries, the header included
+                start = max(record.data["firstKeptEntryIndex"], 0)
+                out.append(_checkpoint(record, result.records[start:position], start=0))
+            else:
+                out.append(record)
         elif rtype == "branch_summary":
             out.append(_branch_summary(record))
         else:
@@ -89,18 +96,25 @@ def _as_message(record: Record) -> Obj | None:
     return None
 
 
-def _checkpoint(record: Record, by_id: dict[str, Record]) -> Record:
-    data = record.data
+def _branch_before(record: Record, by_id: dict[str, Record]) -> list[Record]:
+    """The entries from the root down to the parent of `record`."""
     path: list[Record] = []
-    current = data.get("parentId")
+    current = record.data.get("parentId")
     seen: set[str] = set()
     while isinstance(current, str) and current in by_id and current not in seen:
         seen.add(current)
         path.append(by_id[current])
         current = by_id[current].data.get("parentId")
     path.reverse()
-    first = data.get("firstKeptEntryId")
-    start = next((i for i, r in enumerate(path) if r.data.get("id") == first), len(path))
+    return path
+
+
+def _checkpoint(record: Record, path: list[Record], start: int | None = None) -> Record:
+    """pi's compaction as a checkpoint: its summary, then the entries it kept from `path`."""
+    data = record.data
+    if start is None:
+        first = data.get("firstKeptEntryId")
+        start = next((i for i, r in enumerate(path) if r.data.get("id") == first), len(path))
     kept = [m for m in (_as_message(r) for r in path[start:]) if m is not None]
     summary = str(data.get("summary", ""))
     messages = [{"role": "user", "content": [text_block(COMPACTION_PREFIX + summary + SUFFIX)]},
