@@ -338,3 +338,26 @@ def test_pi_v1_compaction_with_an_entry_index() -> None:
     assert cp[0].view["messages"][1:] == kept
     ctx = build_context(result.records)
     assert "S1" in ctx.messages[0]["content"][0]["text"]
+
+
+def test_claude_parallel_calls_on_sibling_branches_are_spliced_back() -> None:
+    objs = lines(CLAUDE)
+    first_call = next(o for o in objs if o.get("type") == "assistant"
+                      and o["message"]["content"][0]["type"] == "tool_use")
+    second = copy.deepcopy(first_call)
+    second["uuid"] = "par-call"
+    second["parentUuid"] = first_call["parentUuid"]  # a sibling of the first call's line
+    second["message"]["content"][0] = {"type": "tool_use", "id": "toolu_par", "name": "Read",
+                                       "input": {"file_path": "/x"}}
+    result_line = {"type": "user", "uuid": "par-result", "parentUuid": "par-call",
+                   "isSidechain": False, "sessionId": "s", "message": {"role": "user",
+                   "content": [{"type": "tool_result", "tool_use_id": "toolu_par",
+                                "content": "file x"}]}}
+    at = objs.index(first_call) + 1
+    result = imported([*objs[:at], second, result_line, *objs[at:]])
+    ctx = build_context(result.records)
+    assert "toolu_par" not in [p.id for p in ctx.pending_calls]
+    first = next(m for m in ctx.messages if m["role"] == "assistant" and any(
+        b.get("id") == "toolu_par" for b in m["content"]))
+    assert [b["type"] for b in first["content"]] == ["text", "toolCall", "toolCall"]
+    assert any(m.get("toolCallId") == "toolu_par" for m in ctx.messages)

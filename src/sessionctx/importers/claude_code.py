@@ -41,7 +41,40 @@ def _active_chain(lines: list[tuple[int, Obj]]) -> set[str]:
     while isinstance(current, str) and current in by_uuid and current not in chain:
         chain.add(current)
         current = by_uuid[current].get("parentUuid")
+    return _splice(lines, chain)
+
+
+def _splice(lines: list[tuple[int, Obj]], chain: set[str]) -> set[str]:
+    """Add the lines that belong to the chain's messages though the parent links miss them:
+    other streamed lines of an on-chain message.id, and the results of on-chain calls (parallel
+    calls can leave a block or its result on a sibling branch)."""
+    ids: set[str] = set()
+    calls: set[str] = set()
+    for _, o in lines:
+        if o.get("uuid") in chain and o.get("type") == "assistant":
+            mid = (o.get("message") or {}).get("id")
+            if isinstance(mid, str):
+                ids.add(mid)
+    for _, o in lines:
+        message: Obj = o["message"] if isinstance(o.get("message"), dict) else {}
+        if o.get("type") == "assistant" and not o.get("isSidechain") and isinstance(
+                o.get("uuid"), str) and message.get("id") in ids:
+            chain.add(o["uuid"])
+            calls.update(str(b.get("id")) for b in _blocks(message)
+                         if b.get("type") == "tool_use")
+    for _, o in lines:
+        message = o["message"] if isinstance(o.get("message"), dict) else {}
+        results = [b.get("tool_use_id") for b in _blocks(message)
+                   if b.get("type") == "tool_result"]
+        if o.get("type") == "user" and not o.get("isSidechain") and results and all(
+                r in calls for r in results) and isinstance(o.get("uuid"), str):
+            chain.add(o["uuid"])
     return chain
+
+
+def _blocks(message: Any) -> list[Obj]:
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 def _image(block: Obj) -> Obj | None:
