@@ -8,6 +8,7 @@ default, and another agent's history is read by its importer.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from sessionctx.importers import IMPORTERS
 from sessionctx.importers.detect import NATIVE, decode_document, detect
@@ -44,11 +45,7 @@ def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None
 def read_raw(raw: bytes, path: str | None, fmt: str = "auto", *,
              progress: Progress | None = None) -> ReadResult:
     """Read the bytes of a session file in format `fmt` ('auto' to detect it)."""
-    stripped = raw.lstrip()
-    document = decode_document(raw) if stripped[:1] in (b"[", b"{") and b"\x00" not in raw[
-        :8192] else None
-    if isinstance(document, dict | list) is False:
-        document = None
+    document = _document(raw)
     chosen = detect(raw, document) if fmt == "auto" else fmt
     if chosen == NATIVE:
         result = read_bytes(raw, path, progress=progress)
@@ -59,6 +56,15 @@ def read_raw(raw: bytes, path: str | None, fmt: str = "auto", *,
     if fmt == "auto" and result.fatal:
         return _no_format(path, result)
     return result
+
+
+def _document(raw: bytes) -> dict[str, Any] | list[Any] | None:
+    """The file as one JSON object or array, or None (JSONL, binary, anything else)."""
+    head = raw.lstrip()[:1]
+    if head not in (b"[", b"{") or b"\x00" in raw[:8192]:
+        return None
+    document = decode_document(raw)
+    return document if isinstance(document, dict | list) else None
 
 
 def _unrecognised(result: ReadResult) -> bool:
