@@ -252,7 +252,7 @@ class ContextBuilder:
                     ch.SCREENSHOT_OMITTED,
                     f"{count} screenshot(s) of an earlier browser result replaced by a note",
                     slot.source, len(messages), {"images": count}))
-            kept = has_substance(message)
+            kept = message.get("role") != "assistant" or has_substance(message)
             for c in lost:
                 pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments,
                                            slot.source))

@@ -400,19 +400,24 @@ def _fatal(path: str | None, message: str) -> ReadResult:
 # pi session trees
 
 
+def _is_node(record: Record) -> bool:
+    return "parentId" in record.data and isinstance(record.data.get("id"), str)
+
+
 def has_tree(records: Iterable[Record]) -> bool:
-    return any("parentId" in r.data and isinstance(r.data.get("id"), str) for r in records)
+    return any(_is_node(r) for r in records)
 
 
 def select_branch(records: list[Record], leaf: str | None = None
                   ) -> tuple[list[Record], list[Record]]:
-    """The records on the path from the root to `leaf` (default: the last entry with an id),
-    and those left off it. Records without an id (a session header) stay on the path."""
-    if not has_tree(records):
+    """The records on the path from the root to `leaf` (default: the last entry of the tree),
+    and those left off it. Records that are not tree entries (a session header) stay."""
+    nodes = [r for r in records if _is_node(r)]
+    if not nodes:
         return records, []
-    by_id = {r.data["id"]: r for r in records if isinstance(r.data.get("id"), str)}
+    by_id = {r.data["id"]: r for r in nodes}
     if leaf is None:
-        leaf = next(r.data["id"] for r in reversed(records) if isinstance(r.data.get("id"), str))
+        leaf = nodes[-1].data["id"]
     elif leaf not in by_id:
         raise KeyError(leaf)
     on_path: set[str] = set()
@@ -424,8 +429,7 @@ def select_branch(records: list[Record], leaf: str | None = None
     kept: list[Record] = []
     off: list[Record] = []
     for r in records:
-        rid = r.data.get("id")
-        (kept if not isinstance(rid, str) or rid in on_path else off).append(r)
+        (kept if not _is_node(r) or r.data["id"] in on_path else off).append(r)
     return kept, off
 
 
