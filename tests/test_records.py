@@ -54,7 +54,8 @@ def test_torn_last_line_is_reported_as_such():
 
 
 def test_invalid_utf8_empty_binary_and_huge_line():
-    bad = read_bytes(lines({"role": "user", "content": "a"}) + b'{"role": "user", "content": "\xff\xfe"}\n')
+    bad_line = b'{"role": "user", "content": "\xff\xfe"}\n'
+    bad = read_bytes(lines({"role": "user", "content": "a"}) + bad_line)
     assert "invalid UTF-8" in bad.problems[0].message and len(bad.records) == 1
     assert read_bytes(b"").fatal and "empty" in read_bytes(b"  \n").problems[0].message
     assert "binary" in read_bytes(b"\x89PNG\r\n\x1a\n\x00\x00").problems[0].message
