@@ -105,7 +105,7 @@ def test_no_text_of_a_kept_record_is_lost(objs, options):
     ctx = build_context(recs, options)
     start = max([i for i, r in enumerate(recs) if r.kind == CHECKPOINT and r.problem is None],
                 default=-1)
-    by_index = {}
+    by_index: dict[int | None, dict[str, Any]] = {}
     for m, s in zip(ctx.messages, ctx.sources, strict=True):
         if s.part is None:
             by_index.setdefault(s.index, m)

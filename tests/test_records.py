@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from sessionctx import records as r
 from sessionctx.records import read_bytes, read_path, select_branch
@@ -92,7 +93,7 @@ def test_unknown_fields_survive_a_round_trip():
 
 
 def test_pi_entries_and_branch_selection():
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"type": "session", "id": "root-header", "cwd": "/x"},
         {"type": "message", "id": "a", "parentId": None,
          "message": {"role": "user", "content": "first"}},
