@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.changes import Source
+from sessionctx.gcpause import paused_gc
 from sessionctx.messages import CALL_BLOCK_TYPES, MODEL_ROLES
 
 # Record kinds
@@ -106,11 +107,13 @@ def message_view(data: Mapping[str, Any]) -> dict[str, Any]:
 def classify(data: dict[str, Any]) -> tuple[str, str | None]:
     """The kind of a stored object, and for a rejected one the reason."""
     view = message_view(data)
-    if view is not data and not isinstance(view.get("role"), str):
+    role = view.get("role")
+    if role in MODEL_ROLES and "kind" not in view and "type" not in view:
+        return MESSAGE, message_problem(view)  # the common case, decided in three lookups
+    if view is not data and not isinstance(role, str):
         return INVALID, "message entry without a string 'role' in its message"
     if view.get("kind") == "context":
         return CONTEXT, None
-    role = view.get("role")
     rtype = view.get("type")
     if role == "bashExecution":
         return LOCAL_COMMAND, _local_command_problem(view)
@@ -261,6 +264,12 @@ def read_bytes(raw: bytes, path: str | None = None, *,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                progress: Progress | None = None) -> ReadResult:
     """Read records from the bytes of a JSONL file, a JSON array, or an xopc envelope."""
+    with paused_gc():
+        return _read_bytes(raw, path, max_line_bytes, progress)
+
+
+def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
+                progress: Progress | None) -> ReadResult:
     head = raw[:8192]
     if b"\x00" in head:
         return _fatal(path, "is a binary file, not a session transcript")
