@@ -125,3 +125,26 @@ def test_no_traceback_for_bad_input_in_a_real_process(tmp_path: Path):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     assert f"{bad}:2" in proc.stdout and f"{bad}:4" in proc.stdout
+
+
+def test_progress_bar_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import io
+
+    from sessionctx import cli
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    big = tmp_path / "big.jsonl"
+    big.write_text(json.dumps({"role": "user", "content": "x" * 1000}) + "\n" * 1)
+    fake = Tty()
+    monkeypatch.setattr(cli.sys, "stderr", fake)
+    monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 10)
+    show = cli._progress_printer(str(big))
+    assert show is not None
+    show(50, 100)
+    show(100, 100)
+    assert "50%" in fake.getvalue() and "100%" in fake.getvalue()
+    monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 10**9)
+    assert cli._progress_printer(str(big)) is None

@@ -119,3 +119,11 @@ def test_reading_never_writes(tmp_path: Path, fixtures: Path):
     assert len(res.records) == 1019
     assert hashlib.sha256(src.read_bytes()).hexdigest() == digest
     assert os.stat(src).st_mtime_ns == mtime
+
+
+def test_progress_reports_up_to_the_whole_file():
+    seen: list[tuple[int, int]] = []
+    raw = lines(*[{"role": "user", "content": str(i)} for i in range(10000)])
+    read_bytes(raw, progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (len(raw), len(raw))
+    assert len(seen) > 1 and all(a <= b for (a, _), (b, _) in zip(seen, seen[1:], strict=False))
