@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 from pathlib import Path
@@ -126,4 +127,4 @@ def test_progress_reports_up_to_the_whole_file():
     raw = lines(*[{"role": "user", "content": str(i)} for i in range(10000)])
     read_bytes(raw, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (len(raw), len(raw))
-    assert len(seen) > 1 and all(a <= b for (a, _), (b, _) in zip(seen, seen[1:], strict=False))
+    assert len(seen) > 1 and all(a <= b for (a, _), (b, _) in itertools.pairwise(seen))
