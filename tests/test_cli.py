@@ -139,7 +139,7 @@ def test_progress_bar_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     big = tmp_path / "big.jsonl"
     big.write_text(json.dumps({"role": "user", "content": "x" * 1000}) + "\n" * 1)
     fake = Tty()
-    monkeypatch.setattr(cli.sys, "stderr", fake)
+    monkeypatch.setattr("sys.stderr", fake)
     monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 10)
     show = cli._progress_printer(str(big))
     assert show is not None
