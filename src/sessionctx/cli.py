@@ -16,7 +16,7 @@ import click
 
 from sessionctx.changes import Change, Source
 from sessionctx.context import BuildOptions, Context, build_context, display_messages
-from sessionctx.inputs import read_input
+from sessionctx.inputs import FORMATS, read_input
 from sessionctx.records import Problem, Record, file_size, select_branch
 from sessionctx.render import format_change, format_message, summarize_message
 
@@ -47,9 +47,9 @@ def _progress_printer(path: str) -> Callable[[int, int], None] | None:
     return show
 
 
-def load_input(path: str, leaf: str | None = None) -> Loaded:
+def load_input(path: str, leaf: str | None = None, fmt: str = "auto") -> Loaded:
     """Read a session file (or stdin) and select its branch; exits 2 when nothing is readable."""
-    result = read_input(path, progress=_progress_printer(path))
+    result = read_input(path, fmt, progress=_progress_printer(path))
     if result.fatal:
         for problem in result.problems:
             click.echo(f"sessionctx: {problem}", err=True)
@@ -74,6 +74,10 @@ def _options(browser_tool: tuple[str, ...], keep_screenshots: int,
 
 def build_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The options every command that builds a context shares."""
+    f = click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto",
+                     show_default=True,
+                     help="The format of PATH: auto detects it; native is sessionctx's own "
+                          "records; the others are agents' histories.")(f)
     f = click.option("--leaf", metavar="ID",
                      help="For tree-shaped sessions (pi): the entry whose branch to read "
                           "(default: the last entry).")(f)
@@ -111,9 +115,9 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @build_options
 def build(path: str, view: str, as_json: bool, browser_tool: tuple[str, ...],
-          keep_screenshots: int, note_unpaired: bool, leaf: str | None) -> None:
+          keep_screenshots: int, note_unpaired: bool, leaf: str | None, fmt: str) -> None:
     """Build the model context (or the display) of the session at PATH ('-' for stdin)."""
-    loaded = load_input(path, leaf)
+    loaded = load_input(path, leaf, fmt)
     _warn_problems(loaded.problems)
     if view == "display":
         shown = display_messages(loaded.records)
@@ -173,9 +177,9 @@ def _problem_record(problem: Problem) -> dict[str, Any] | None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @build_options
 def check(path: str, as_json: bool, browser_tool: tuple[str, ...], keep_screenshots: int,
-          note_unpaired: bool, leaf: str | None) -> None:
+          note_unpaired: bool, leaf: str | None, fmt: str) -> None:
     """Say why the session at PATH cannot be sent as stored. Exit 0 ready, 1 not, 2 unreadable."""
-    loaded = load_input(path, leaf)
+    loaded = load_input(path, leaf, fmt)
     ctx = build_context(loaded.records, _options(browser_tool, keep_screenshots, note_unpaired))
     ctx.changes[:0] = _off_branch_changes(loaded)
     problems = problems_of(loaded, ctx)
@@ -201,9 +205,9 @@ def check(path: str, as_json: bool, browser_tool: tuple[str, ...], keep_screensh
 @click.argument("path")
 @build_options
 def explain(path: str, browser_tool: tuple[str, ...], keep_screenshots: int,
-            note_unpaired: bool, leaf: str | None) -> None:
+            note_unpaired: bool, leaf: str | None, fmt: str) -> None:
     """Show the stored records, the display and the context side by side, with reasons."""
-    loaded = load_input(path, leaf)
+    loaded = load_input(path, leaf, fmt)
     _warn_problems(loaded.problems)
     ctx = build_context(loaded.records, _options(browser_tool, keep_screenshots, note_unpaired))
     ctx.changes[:0] = _off_branch_changes(loaded)

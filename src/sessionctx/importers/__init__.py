@@ -1,0 +1,28 @@
+"""Readers for other agents' histories: each turns a file's bytes into native records.
+
+Every importer keeps the source file and line (or array index) of each record, and the
+original object under `raw` wherever converting changed its shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sessionctx.importers import claude_code, codex, gemini_cli, openai_chat, pi
+from sessionctx.records import ReadResult
+
+Importer = Callable[[bytes, "str | None", Any], ReadResult]
+
+
+def _lines(read: Callable[[bytes, str | None], ReadResult]) -> Importer:
+    return lambda raw, path, document: read(raw, path)
+
+
+IMPORTERS: dict[str, Importer] = {
+    "claude-code": _lines(claude_code.read),
+    "codex": _lines(codex.read),
+    "pi": pi.read,
+    "gemini-cli": gemini_cli.read,
+    "openai-chat": openai_chat.read,
+}

@@ -1,0 +1,238 @@
+"""Claude Code session JSONL: the active `parentUuid` chain read as native records.
+
+Several assistant lines sharing one `message.id` (one per streamed block) become one message;
+`tool_result` blocks in user entries become toolResult messages; a `compact_boundary` line and
+the `isCompactSummary` entry after it become one checkpoint. Lines off the active chain,
+sidechain lines and bookkeeping lines (summary, progress, file-history-snapshot,
+queue-operation, other system lines) are kept as context rows.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sessionctx.changes import Source
+from sessionctx.importers.common import (
+    Obj,
+    as_int,
+    checkpoint_record,
+    context_record,
+    finish,
+    jsonl_objects,
+    message_record,
+    text_block,
+)
+from sessionctx.records import Problem, ReadResult
+
+FORMAT = "claude-code"
+_STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
+         "stop_sequence": "stop", "refusal": "stop", "pause_turn": "stop"}
+
+
+def _active_chain(lines: list[tuple[int, Obj]]) -> set[str]:
+    """The uuids on the path from the newest main-chain user/assistant entry to its root."""
+    by_uuid = {o["uuid"]: o for _, o in lines if isinstance(o.get("uuid"), str)}
+    leaf = next((o["uuid"] for _, o in reversed(lines)
+                 if o.get("type") in ("user", "assistant") and not o.get("isSidechain")
+                 and isinstance(o.get("uuid"), str)), None)
+    chain: set[str] = set()
+    current = leaf
+    while isinstance(current, str) and current in by_uuid and current not in chain:
+        chain.add(current)
+        current = by_uuid[current].get("parentUuid")
+    return chain
+
+
+def _image(block: Obj) -> Obj | None:
+    source = block.get("source")
+    if isinstance(source, dict) and source.get("type") == "base64" and isinstance(
+            source.get("data"), str):
+        return {"type": "image", "data": source["data"],
+                "mimeType": source.get("media_type") or "image/png"}
+    return None
+
+
+def _result_content(content: Any, lost: list[str]) -> list[Obj]:
+    if isinstance(content, str):
+        return [text_block(content)]
+    out: list[Obj] = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                out.append(text_block(str(block.get("text", ""))))
+            elif isinstance(block, dict) and block.get("type") == "image" and _image(block):
+                out.append(_image(block) or {})
+            else:
+                lost.append(f"tool_result block {json.dumps(block)[:60]}")
+    return out
+
+
+def _assistant_block(block: Any, lost: list[str]) -> Obj | None:
+    if not isinstance(block, dict):
+        lost.append("a non-object content block")
+        return None
+    btype = block.get("type")
+    if btype == "text":
+        return text_block(str(block.get("text", "")))
+    if btype == "thinking":
+        out: Obj = {"type": "thinking", "thinking": str(block.get("thinking", ""))}
+        if isinstance(block.get("signature"), str):
+            out["thinkingSignature"] = block["signature"]
+        return out
+    if btype == "redacted_thinking":
+        return {"type": "thinking", "thinking": "", "thinkingSignature": block.get("data", ""),
+                "redacted": True}
+    if btype == "tool_use":
+        return {"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
+                "arguments": block.get("input") if block.get("input") is not None else {}}
+    lost.append(f"assistant block of type {btype!r}")
+    return None
+
+
+class _Assistant:
+    """One assistant message gathered from every line that shares its message.id."""
+
+    def __init__(self, lineno: int, entry: Obj) -> None:
+        self.lineno = lineno
+        self.entries: list[Obj] = []
+        self.blocks: list[Obj] = []
+        self.seen: set[str] = set()
+        self.message: Obj = {}
+
+    def add(self, entry: Obj, lost: list[str]) -> None:
+        self.entries.append(entry)
+        message = entry.get("message") or {}
+        self.message = message
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for block in blocks:
+            key = json.dumps(block, sort_keys=True)
+            if key in self.seen:
+                continue  # a later streamed line repeating a block already held
+            self.seen.add(key)
+            native = _assistant_block(block, lost)
+            if native is not None:
+                self.blocks.append(native)
+
+    def native(self) -> Obj:
+        has_call = any(b["type"] == "toolCall" for b in self.blocks)
+        reason = self.message.get("stop_reason")
+        stop = _STOP.get(reason, "toolUse" if has_call else "stop") if isinstance(
+            reason, str) else ("toolUse" if has_call else "stop")
+        if self.entries[-1].get("isApiErrorMessage"):
+            stop = "error"
+        out: Obj = {"role": "assistant", "content": self.blocks, "api": "anthropic-messages",
+                    "provider": "anthropic", "model": self.message.get("model", ""),
+                    "stopReason": stop}
+        if isinstance(self.message.get("usage"), dict):
+            out["usage"] = self.message["usage"]
+        return out
+
+
+def read(raw: bytes, path: str | None) -> ReadResult:
+    result = ReadResult()
+    lines = list(jsonl_objects(raw, path, result))
+    chain = _active_chain(lines)
+    pending: list[tuple[int, Any]] = []  # (line, record or _Assistant) in order
+    by_id: dict[str, _Assistant] = {}
+    boundary: tuple[int, Obj] | None = None
+    names: dict[str, Any] = {}
+
+    def report(lineno: int, lost: list[str]) -> None:
+        for what in lost:
+            result.problems.append(Problem(f"{what} could not be imported", path, lineno))
+
+    for lineno, entry in lines:
+        src = Source(line=lineno, path=path)
+        etype = entry.get("type")
+        on_chain = isinstance(entry.get("uuid"), str) and entry["uuid"] in chain
+        if etype == "system" and entry.get("subtype") == "compact_boundary" and on_chain:
+            boundary = (lineno, entry)
+            continue
+        if etype not in ("user", "assistant") or not on_chain or entry.get("isSidechain"):
+            why = ("sidechain entry" if entry.get("isSidechain") else
+                   "entry off the active chain" if etype in ("user", "assistant") else
+                   f"{etype or 'untyped'} line")
+            pending.append((lineno, context_record(entry, src, FORMAT, why)))
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            result.problems.append(Problem("entry has no message object", path, lineno))
+            pending.append((lineno, context_record(entry, src, FORMAT, "entry without message")))
+            continue
+        lost: list[str] = []
+        if etype == "assistant":
+            mid = message.get("id")
+            group = by_id.get(mid) if isinstance(mid, str) else None
+            if group is not None:
+                group.add(entry, lost)
+            else:
+                group = _Assistant(lineno, entry)
+                group.add(entry, lost)
+                if isinstance(mid, str):
+                    by_id[mid] = group
+                pending.append((lineno, group))
+            names.update({b["id"]: b["name"] for b in group.blocks
+                          if b["type"] == "toolCall" and isinstance(b.get("id"), str)})
+            report(lineno, lost)
+            continue
+        records = _user_records(entry, src, lost, names)
+        report(lineno, lost)
+        if entry.get("isCompactSummary") and boundary is not None:
+            bline, bentry = boundary
+            boundary = None
+            meta = bentry.get("compactMetadata") or {}
+            messages = [r.view for r in records]
+            summary = "".join(b.get("text", "") for m in messages for b in m["content"]
+                              if b.get("type") == "text")
+            pending.append((bline, checkpoint_record(
+                fmt=FORMAT, at=str(bentry.get("timestamp", "")), summary=summary,
+                messages=messages, tokens_before=as_int(meta.get("preTokens")),
+                tokens_after=as_int(meta.get("postTokens")),
+                source=Source(line=bline, path=path), raw=[bentry, entry])))
+            continue
+        pending.extend((lineno, r) for r in records)
+    if boundary is not None:
+        bline, bentry = boundary
+        pending.append((bline, context_record(bentry, Source(line=bline, path=path), FORMAT,
+                                              "compact boundary without a summary entry")))
+        pending.sort(key=lambda p: p[0])
+    for lineno, item in pending:
+        if isinstance(item, _Assistant):
+            item_src = Source(line=lineno, path=path)
+            result.records.append(message_record(item.native(), item_src, item.entries, FORMAT))
+        else:
+            result.records.append(item)
+    return finish(result, path, FORMAT)
+
+
+def _user_records(entry: Obj, src: Source, lost: list[str], names: dict[str, Any]
+                  ) -> list[Any]:
+    """A user entry's tool results (one toolResult each) and its own text and images."""
+    message = entry["message"]
+    content = message.get("content")
+    out = []
+    own: list[Obj] = []
+    if isinstance(content, str):
+        own.append(text_block(content))
+    elif isinstance(content, list):
+        for block in content:
+            btype = block.get("type") if isinstance(block, dict) else None
+            if btype == "tool_result":
+                result: Obj = {"role": "toolResult", "toolCallId": block.get("tool_use_id"),
+                               "toolName": str(names.get(block.get("tool_use_id"), "")),
+                               "content": _result_content(
+                                   block.get("content"), lost),
+                               "isError": block.get("is_error") is True}
+                out.append(message_record(result, src, entry, FORMAT))
+            elif btype == "text":
+                own.append(text_block(str(block.get("text", ""))))
+            elif btype == "image" and _image(block):
+                own.append(_image(block) or {})
+            else:
+                lost.append(f"user block of type {btype!r}")
+    if own:
+        user: Obj = {"role": "user", "content": own}
+        out.append(message_record(user, src, entry, FORMAT))
+    return out

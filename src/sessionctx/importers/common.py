@@ -1,0 +1,107 @@
+"""What every importer shares: wrapping converted messages and non-model lines as records.
+
+A converted message is stored as a pi `message` entry whose `raw` field keeps the source
+object(s), so the model sees only the native message and nothing of the source is lost.
+A source line that never reaches the model becomes a context row keeping the whole line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from sessionctx.changes import Source
+from sessionctx.records import INVALID, Problem, ReadResult, Record, make_record
+
+Obj = dict[str, Any]
+_decoder = msgspec.json.Decoder()
+
+
+def message_record(message: Obj, source: Source, raw: Any, fmt: str) -> Record:
+    return make_record({"type": "message", "message": message, "importedFrom": fmt,
+                        "raw": raw}, source)
+
+
+def context_record(raw: Any, source: Source, fmt: str, note: str) -> Record:
+    return make_record({"kind": "context", "importedFrom": fmt, "note": note, "raw": raw},
+                       source)
+
+
+def checkpoint_record(*, fmt: str, at: str, summary: str, messages: list[Obj],
+                      tokens_before: int, tokens_after: int, source: Source, raw: Any,
+                      base_seq: int = 0, first_kept: int = 0) -> Record:
+    """A full checkpoint equivalent to a source tool's compaction."""
+    return make_record({
+        "type": "compaction", "at": at, "baseSeq": base_seq, "plannerVersion": 0,
+        "summaryModelRef": fmt, "qualityAudit": "imported", "summary": summary,
+        "messages": messages, "firstKeptIndex": first_kept,
+        "tokensBefore": tokens_before, "tokensAfter": tokens_after,
+        "importedFrom": fmt, "raw": raw}, source)
+
+
+def text_block(text: str) -> Obj:
+    return {"type": "text", "text": text}
+
+
+def data_url_image(url: Any) -> Obj | None:
+    """A native image block from a `data:` URL, or None for anything else."""
+    if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
+        return None
+    head, data = url[5:].split(";base64,", 1)
+    return {"type": "image", "data": data, "mimeType": head or "image/png"}
+
+
+def parse_arguments(arguments: Any) -> Any:
+    """Tool-call arguments as an object: JSON text is decoded, anything else kept as it is."""
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            return {"input": arguments}
+        return value if isinstance(value, dict) else {"input": value}
+    if arguments is None:
+        return {}
+    return arguments
+
+
+def as_int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def jsonl_objects(raw: bytes, path: str | None, result: ReadResult
+                  ) -> Iterable[tuple[int, Obj]]:
+    """(line number, object) of every readable line; the others are reported with their line."""
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    for lineno, line in enumerate(body.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            data = _decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            result.problems.append(Problem(f"not valid JSON: {exc}", path, lineno))
+            continue
+        if not isinstance(data, dict):
+            result.problems.append(Problem("expected a JSON object", path, lineno))
+            continue
+        yield lineno, data
+
+
+def decode_document(raw: bytes) -> Any:
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    return _decoder.decode(body)
+
+
+def finish(result: ReadResult, path: str | None, fmt: str) -> ReadResult:
+    """Report invalid converted records, and say so when nothing at all was read."""
+    for record in result.records:
+        if record.kind == INVALID:
+            result.problems.append(Problem(f"bad record: {record.problem}", path,
+                                           record.source.line))
+    if not result.records:
+        unreadable = len(result.problems)
+        detail = f" ({unreadable} unreadable line(s) or item(s))" if unreadable else ""
+        result.problems = [Problem(f"holds no {fmt} records{detail}", path, fatal=True)]
+    return result

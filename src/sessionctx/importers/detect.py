@@ -1,0 +1,98 @@
+"""Which format a session file is in, from its first lines or its document shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from sessionctx.importers import gemini_cli, openai_chat
+from sessionctx.messages import MODEL_ROLES
+
+NATIVE = "native"
+_decoder = msgspec.json.Decoder()
+_CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot",
+                           "queue-operation", "progress"})
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg",
+                          "compacted"})
+_NATIVE_BLOCKS = frozenset({"toolCall", "thinking", "image"})
+
+
+def decode_document(raw: bytes) -> Any | None:
+    """The whole file as one JSON value, or None when it is not one (JSONL, say)."""
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    try:
+        return _decoder.decode(body)
+    except msgspec.DecodeError:
+        return None
+
+
+def detect(raw: bytes, document: Any = None) -> str:
+    """The format name of `raw`; NATIVE when nothing more specific fits."""
+    if document is not None:
+        return _detect_document(document)
+    for line in _head_objects(raw):
+        fmt = _detect_line(line)
+        if fmt is not None:
+            return fmt
+    return NATIVE
+
+
+def _head_objects(raw: bytes, limit: int = 50) -> list[dict[str, Any]]:
+    out = []
+    for line in raw[:1 << 20].split(b"\n")[:limit]:
+        try:
+            value = _decoder.decode(line)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def _detect_line(obj: dict[str, Any]) -> str | None:
+    otype = obj.get("type")
+    if otype in _CODEX_TYPES and "payload" in obj:
+        return "codex"
+    if otype == "session" and ("version" in obj or "cwd" in obj):
+        return "pi"
+    if otype in _CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj
+                                   or "messageId" in obj):
+        return "claude-code"
+    if otype == "message" and "parentId" in obj:
+        return "pi"
+    if "role" in obj or obj.get("kind") == "context" or otype in ("compaction", "custom"):
+        return NATIVE
+    return None
+
+
+def _detect_document(document: Any) -> str:
+    if isinstance(document, dict):
+        if document.get("type") == "xopc_session_transcript":
+            return NATIVE
+        if document.get("role") in MODEL_ROLES:
+            return "pi"
+        line_format = _detect_line(document)  # a one-line JSONL file
+        if line_format in ("codex", "claude-code", "pi"):
+            return line_format
+    if gemini_cli.messages_of(document) is not None:
+        return "gemini-cli"
+    items = openai_chat.messages_of(document)
+    if items is not None and openai_chat.is_chat_list(items):
+        if isinstance(document, list) and _looks_native(items):
+            return NATIVE
+        return "openai-chat"
+    return NATIVE
+
+
+def _looks_native(items: list[Any]) -> bool:
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if "tool_calls" in item or item.get("role") == "tool":
+            return False
+        content = item.get("content")
+        if isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("type") == "image_url" for b in content):
+            return False
+    return True

@@ -1,0 +1,148 @@
+"""OpenAI chat message lists: a plain `messages` array, SWE-agent `.traj` histories and
+OpenHands message lists, read as native messages.
+
+`tool_calls` become toolCall blocks (a list stored as its Python text, as OpenHands does, is
+read too), `tool` messages become toolResult messages (SWE-agent's `tool_call_ids` included),
+and `image_url` parts with data URLs become image blocks.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+from sessionctx.changes import Source
+from sessionctx.importers.common import (
+    Obj,
+    data_url_image,
+    finish,
+    message_record,
+    parse_arguments,
+    text_block,
+)
+from sessionctx.records import Problem, ReadResult
+
+FORMAT = "openai-chat"
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+
+def messages_of(document: Any) -> list[Any] | None:
+    """The message list of a document in one of the known shapes, or None."""
+    if isinstance(document, dict):
+        for key in ("messages", "history"):
+            if isinstance(document.get(key), list):
+                return document[key]  # type: ignore[no-any-return]
+        return None
+    return document if isinstance(document, list) else None
+
+
+def is_chat_list(items: list[Any]) -> bool:
+    dicts = [m for m in items if isinstance(m, dict)]
+    return bool(dicts) and all(m.get("role") in ROLES for m in dicts) and any(
+        isinstance(m.get("content"), str) or "tool_calls" in m or "tool_call_id" in m
+        or _has_parts(m) for m in dicts)
+
+
+def _has_parts(m: Obj) -> bool:
+    content = m.get("content")
+    return isinstance(content, list) and any(
+        isinstance(p, dict) and p.get("type") in ("text", "image_url") for p in content)
+
+
+def _tool_calls(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                parsed = parse(value)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(parsed, list):
+                return parsed
+        return []
+    return value if isinstance(value, list) else []
+
+
+def _content(content: Any, lost: list[str]) -> list[Obj]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [text_block(content)] if content else []
+    out: list[Obj] = []
+    for part in content if isinstance(content, list) else [content]:
+        ptype = part.get("type") if isinstance(part, dict) else None
+        if ptype == "text":
+            out.append(text_block(str(part.get("text", ""))))
+        elif ptype == "image_url":
+            url = part.get("image_url")
+            image = data_url_image(url.get("url") if isinstance(url, dict) else url)
+            if image is None:
+                lost.append("image_url part that is not a data URL")
+            else:
+                out.append(image)
+        else:
+            lost.append(f"content part {json.dumps(part)[:60]}")
+    return out
+
+
+def read_messages(items: list[Any], path: str | None) -> ReadResult:
+    result = ReadResult()
+    names: dict[str, str] = {}
+    for i, item in enumerate(items):
+        src = Source(index=i, path=path)
+        if not isinstance(item, dict) or item.get("role") not in ROLES:
+            result.problems.append(Problem(f"item {i}: not a chat message", path))
+            continue
+        lost: list[str] = []
+        role = item["role"]
+        if role in ("system", "developer"):
+            content = item.get("content")
+            text = content if isinstance(content, str) else "".join(
+                b.get("text", "") for b in _content(content, lost))
+            message: Obj = {"role": "system", "content": text}
+            result.records.append(message_record(message, src, item, FORMAT))
+        elif role == "user":
+            result.records.append(message_record(
+                {"role": "user", "content": _content(item.get("content"), lost)}, src, item,
+                FORMAT))
+        elif role == "assistant":
+            blocks = _content(item.get("content"), lost)
+            raw_calls = _tool_calls(item.get("tool_calls"))
+            if item.get("tool_calls") and not raw_calls:
+                lost.append("tool_calls that could not be parsed")
+            for call in raw_calls:
+                fn = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(fn, dict):
+                    lost.append("a tool call without a function")
+                    continue
+                cid, name = str(call.get("id", "")), str(fn.get("name", ""))
+                names[cid] = name
+                blocks.append({"type": "toolCall", "id": cid, "name": name,
+                               "arguments": parse_arguments(fn.get("arguments"))})
+            has_call = any(b["type"] == "toolCall" for b in blocks)
+            result.records.append(message_record(
+                {"role": "assistant", "content": blocks, "api": "openai-completions",
+                 "provider": "openai", "model": str(item.get("model", "")),
+                 "stopReason": "toolUse" if has_call else "stop"}, src, item, FORMAT))
+        else:
+            ids = item.get("tool_call_ids")
+            cids = [str(c) for c in ids] if isinstance(ids, list) and ids else [
+                str(item.get("tool_call_id", ""))]
+            content = _content(item.get("content"), lost)
+            for cid in cids:
+                result.records.append(message_record(
+                    {"role": "toolResult", "toolCallId": cid,
+                     "toolName": str(item.get("name") or names.get(cid, "")),
+                     "content": content, "isError": False}, src, item, FORMAT))
+        for what in lost:
+            result.problems.append(Problem(f"item {i}: {what} could not be imported", path))
+    return finish(result, path, FORMAT)
+
+
+def read(raw: bytes, path: str | None, document: Any = None) -> ReadResult:
+    from sessionctx.importers.common import decode_document
+    doc = document if document is not None else decode_document(raw)
+    items = messages_of(doc)
+    if items is None:
+        return ReadResult(problems=[Problem("holds no chat message list", path, fatal=True)])
+    return read_messages(items, path)
