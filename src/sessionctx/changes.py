@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Source:
     """Where a record came from: a line of a file, an element of a JSON array, or a store seq.
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from sessionctx import changes as ch
 from sessionctx.changes import Change, Source
+from sessionctx.gcpause import paused_gc
 from sessionctx.messages import (
     Message,
     calls,
@@ -83,13 +84,16 @@ class Context:
                 "pending_calls": [p.to_json() for p in self.pending_calls]}
 
 
-@dataclass(slots=True)
 class _Slot:
-    message: Message
-    source: Source
-    calls: list[OpenCall] = field(default_factory=list)
-    browser: bool = False
-    images_omitted: bool = False
+    """One message accumulated so far, with the pairing state of its calls."""
+
+    __slots__ = ("calls", "images_omitted", "message", "source")
+
+    def __init__(self, message: Message, source: Source) -> None:
+        self.message = message
+        self.source = source
+        self.calls: list[OpenCall] | None = None
+        self.images_omitted = False
 
 
 @dataclass(slots=True)
@@ -205,14 +209,15 @@ class ContextBuilder:
             slot = self._push(message, source)
             name = answered.call.name or message.get("toolName")
             if name in self.options.browser_tools and has_images(message):
-                self._slots[slot].browser = True
                 fallen = self._window.push(slot)
                 if fallen is not None:
                     self._slots[fallen].images_omitted = True
             return
         slot = self._push(message, source)
-        for call in calls(message):
-            self._slots[slot].calls.append(self._pairing.add_call(slot, call))
+        if message.get("role") == "assistant":
+            found = [self._pairing.add_call(slot, call) for call in calls(message)]
+            if found:
+                self._slots[slot].calls = found
 
     def _push(self, message: Message, source: Source) -> int:
         self._slots.append(_Slot(message, source))
@@ -243,7 +248,7 @@ class ContextBuilder:
             message = slot.message
             if notes and not is_result(message):
                 flush_notes()
-            lost = [c for c in slot.calls if not c.paired]
+            lost = [c for c in slot.calls if not c.paired] if slot.calls else []
             if lost:
                 message = without_calls(message, {c.call.where for c in lost})
             if slot.images_omitted:
@@ -252,7 +257,7 @@ class ContextBuilder:
                     ch.SCREENSHOT_OMITTED,
                     f"{count} screenshot(s) of an earlier browser result replaced by a note",
                     slot.source, len(messages), {"images": count}))
-            kept = has_substance(message)
+            kept = message.get("role") != "assistant" or has_substance(message)
             for c in lost:
                 pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments,
                                            slot.source))
@@ -285,7 +290,8 @@ class ContextBuilder:
 
 def build_context(records: Iterable[Record], options: BuildOptions | None = None) -> Context:
     """The messages the model should see for these records, with every change explained."""
-    return ContextBuilder(options).extend(records).context()
+    with paused_gc():
+        return ContextBuilder(options).extend(records).context()
 
 
 def display_messages(records: Iterable[Record]) -> list[Message]:

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.changes import Source
+from sessionctx.gcpause import paused_gc
 from sessionctx.messages import CALL_BLOCK_TYPES, MODEL_ROLES
 
 # Record kinds
@@ -106,11 +107,13 @@ def message_view(data: Mapping[str, Any]) -> dict[str, Any]:
 def classify(data: dict[str, Any]) -> tuple[str, str | None]:
     """The kind of a stored object, and for a rejected one the reason."""
     view = message_view(data)
-    if view is not data and not isinstance(view.get("role"), str):
+    role = view.get("role")
+    if role in MODEL_ROLES and "kind" not in view and "type" not in view:
+        return MESSAGE, message_problem(view)  # the common case, decided in three lookups
+    if view is not data and not isinstance(role, str):
         return INVALID, "message entry without a string 'role' in its message"
     if view.get("kind") == "context":
         return CONTEXT, None
-    role = view.get("role")
     rtype = view.get("type")
     if role == "bashExecution":
         return LOCAL_COMMAND, _local_command_problem(view)
@@ -261,6 +264,12 @@ def read_bytes(raw: bytes, path: str | None = None, *,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                progress: Progress | None = None) -> ReadResult:
     """Read records from the bytes of a JSONL file, a JSON array, or an xopc envelope."""
+    with paused_gc():
+        return _read_bytes(raw, path, max_line_bytes, progress)
+
+
+def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
+                progress: Progress | None) -> ReadResult:
     head = raw[:8192]
     if b"\x00" in head:
         return _fatal(path, "is a binary file, not a session transcript")
@@ -356,6 +365,8 @@ def _records_from_document(document: Any, path: str | None) -> ReadResult:
         if document.get("type") == "xopc_session_transcript" and isinstance(
                 document.get("messages"), list):
             return _records_from_items(document["messages"], path)
+        if document.get("role") in MODEL_ROLES:
+            return _records_from_items([document], path)
         return _fatal(path, "is a single JSON object, not records: known forms are JSONL, "
                             "a JSON array of records, and the xopc_session_transcript envelope")
     if isinstance(document, list):
@@ -400,19 +411,24 @@ def _fatal(path: str | None, message: str) -> ReadResult:
 # pi session trees
 
 
+def _is_node(record: Record) -> bool:
+    return "parentId" in record.data and isinstance(record.data.get("id"), str)
+
+
 def has_tree(records: Iterable[Record]) -> bool:
-    return any("parentId" in r.data and isinstance(r.data.get("id"), str) for r in records)
+    return any(_is_node(r) for r in records)
 
 
 def select_branch(records: list[Record], leaf: str | None = None
                   ) -> tuple[list[Record], list[Record]]:
-    """The records on the path from the root to `leaf` (default: the last entry with an id),
-    and those left off it. Records without an id (a session header) stay on the path."""
-    if not has_tree(records):
+    """The records on the path from the root to `leaf` (default: the last entry of the tree),
+    and those left off it. Records that are not tree entries (a session header) stay."""
+    nodes = [r for r in records if _is_node(r)]
+    if not nodes:
         return records, []
-    by_id = {r.data["id"]: r for r in records if isinstance(r.data.get("id"), str)}
+    by_id = {r.data["id"]: r for r in nodes}
     if leaf is None:
-        leaf = next(r.data["id"] for r in reversed(records) if isinstance(r.data.get("id"), str))
+        leaf = nodes[-1].data["id"]
     elif leaf not in by_id:
         raise KeyError(leaf)
     on_path: set[str] = set()
@@ -424,8 +440,7 @@ def select_branch(records: list[Record], leaf: str | None = None
     kept: list[Record] = []
     off: list[Record] = []
     for r in records:
-        rid = r.data.get("id")
-        (kept if not isinstance(rid, str) or rid in on_path else off).append(r)
+        (kept if not _is_node(r) or r.data["id"] in on_path else off).append(r)
     return kept, off
 
 
