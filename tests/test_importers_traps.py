@@ -361,3 +361,16 @@ def test_claude_parallel_calls_on_sibling_branches_are_spliced_back() -> None:
         b.get("id") == "toolu_par" for b in m["content"]))
     assert [b["type"] for b in first["content"]] == ["text", "toolCall", "toolCall"]
     assert any(m.get("toolCallId") == "toolu_par" for m in ctx.messages)
+
+
+def test_openai_legacy_function_call_pairs_with_its_function_message() -> None:
+    doc = [{"role": "user", "content": "weather?"},
+           {"role": "assistant", "content": None,
+            "function_call": {"name": "weather", "arguments": '{"city": "Oslo"}'}},
+           {"role": "function", "name": "weather", "content": "rain"},
+           {"role": "assistant", "content": "It rains."}]
+    result = read_raw(json.dumps(doc).encode(), "f.json")
+    ctx = build_context(result.records)
+    assert not ctx.pending_calls and not ctx.repairs
+    assert ctx.messages[1]["content"][0]["arguments"] == {"city": "Oslo"}
+    assert ctx.messages[2]["toolCallId"] == ctx.messages[1]["content"][0]["id"]

@@ -89,7 +89,8 @@ def _looks_native(items: list[Any]) -> bool:
     for item in items:
         if not isinstance(item, dict):
             continue
-        if "tool_calls" in item or item.get("role") == "tool":
+        if "tool_calls" in item or "function_call" in item or item.get("role") in (
+                "tool", "function", "developer"):
             return False
         content = item.get("content")
         if isinstance(content, list) and any(

@@ -88,6 +88,7 @@ def _content(content: Any, lost: list[str]) -> list[Obj]:
 def read_messages(items: list[Any], path: str | None) -> ReadResult:
     result = ReadResult()
     names: dict[str, str] = {}
+    last_legacy: str | None = None
     for i, item in enumerate(items):
         src = Source(index=i, path=path)
         if not isinstance(item, dict) or item.get("role") not in ROLES:
@@ -110,6 +111,12 @@ def read_messages(items: list[Any], path: str | None) -> ReadResult:
             raw_calls = _tool_calls(item.get("tool_calls"))
             if item.get("tool_calls") and not raw_calls:
                 lost.append("tool_calls that could not be parsed")
+            legacy = item.get("function_call")
+            if isinstance(legacy, dict):
+                # the legacy single call has no id: it is named by its position, and the
+                # next `function` message answers it
+                raw_calls = [*raw_calls, {"id": f"function_call_{i}", "function": legacy}]
+                last_legacy = f"function_call_{i}"
             for call in raw_calls:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(fn, dict):
@@ -126,8 +133,12 @@ def read_messages(items: list[Any], path: str | None) -> ReadResult:
                  "stopReason": "toolUse" if has_call else "stop"}, src, item, FORMAT))
         else:
             ids = item.get("tool_call_ids")
-            cids = [str(c) for c in ids] if isinstance(ids, list) and ids else [
-                str(item.get("tool_call_id", ""))]
+            if isinstance(ids, list) and ids:
+                cids = [str(c) for c in ids]
+            elif role == "function" and "tool_call_id" not in item and last_legacy:
+                cids, last_legacy = [last_legacy], None
+            else:
+                cids = [str(item.get("tool_call_id", ""))]
             content = _content(item.get("content"), lost)
             for cid in cids:
                 result.records.append(message_record(
