@@ -374,3 +374,15 @@ def test_openai_legacy_function_call_pairs_with_its_function_message() -> None:
     assert not ctx.pending_calls and not ctx.repairs
     assert ctx.messages[1]["content"][0]["arguments"] == {"city": "Oslo"}
     assert ctx.messages[2]["toolCallId"] == ctx.messages[1]["content"][0]["id"]
+
+
+def test_codex_early_rollout_with_bare_items() -> None:
+    items = [o["payload"] for o in lines(CODEX) if o["type"] == "response_item"]
+    early = [{"id": "x", "timestamp": "2025-08-01T00:00:00Z", "instructions": None},
+             {"record_type": "state"}, *items]
+    current = imported(lines(CODEX))
+    result = imported(early)
+    assert not result.problems
+    assert [r.view for r in result.records if r.kind == MESSAGE] == [
+        {**r.view, "model": ""} if r.view["role"] == "assistant" else r.view
+        for r in current.records if r.kind == MESSAGE]

@@ -5,7 +5,8 @@ form one assistant message, as one Responses turn; a reasoning item becomes a th
 whose thinkingSignature is the JSON-encoded item (pi's convention for OpenAI Responses), and the
 model is the one the latest `turn_context` names. A `compacted` line becomes a checkpoint built
 from its replacement history. session_meta, turn_context, event_msg (turn_aborted included)
-and items with no chat equivalent are kept as context rows.
+and items with no chat equivalent are kept as context rows. Early rollouts, whose lines are
+bare items after an `{id, timestamp, instructions}` header, are read too.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sessionctx.records import Problem, ReadResult, Record
 FORMAT = "codex"
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+ITEM_TYPES = frozenset({"message", "reasoning", *_CALLS, *_OUTPUTS, "web_search_call"})
 SUMMARY_PREFIX = "The conversation before this point was compacted into this summary:\n"
 
 
@@ -163,6 +165,8 @@ def read(raw: bytes, path: str | None) -> ReadResult:
         src = Source(line=lineno, path=path)
         etype = entry.get("type")
         payload = entry.get("payload")
+        if "payload" not in entry and etype in ITEM_TYPES:
+            etype, payload = "response_item", entry  # a bare item of the early format
         if etype == "turn_context" and isinstance(payload, dict) and isinstance(
                 payload.get("model"), str):
             conv.close()

@@ -54,6 +54,9 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
     otype = obj.get("type")
     if otype in _CODEX_TYPES and "payload" in obj:
         return "codex"
+    if otype is None and ("record_type" in obj or ("instructions" in obj and "id" in obj
+                                                    and "timestamp" in obj)):
+        return "codex"  # the early rollout format: a bare header, then bare items
     if otype == "session" and ("version" in obj or "cwd" in obj):
         return "pi"
     if otype in _CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj
