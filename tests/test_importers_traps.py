@@ -386,3 +386,20 @@ def test_codex_early_rollout_with_bare_items() -> None:
     assert [r.view for r in result.records if r.kind == MESSAGE] == [
         {**r.view, "model": ""} if r.view["role"] == "assistant" else r.view
         for r in current.records if r.kind == MESSAGE]
+
+
+def test_claude_api_error_and_transcript_only_entries() -> None:
+    objs = lines(CLAUDE)
+    last = objs[-1]
+    error = {"type": "assistant", "uuid": "err1", "parentUuid": last["uuid"],
+             "isSidechain": False, "sessionId": "s", "isApiErrorMessage": True,
+             "message": {"id": "synthetic-1", "role": "assistant", "model": "<synthetic>",
+                         "content": [{"type": "text", "text": "API Error: overloaded"}]}}
+    shown = {"type": "user", "uuid": "t1", "parentUuid": "err1", "isSidechain": False,
+             "sessionId": "s", "isVisibleInTranscriptOnly": True,
+             "message": {"role": "user", "content": "only for the transcript"}}
+    result = imported([*objs, error, shown])
+    model = messages(result)
+    assert model[-1]["stopReason"] == "error"
+    assert result.records[-1].kind == CONTEXT
+    assert result.records[-1].data["note"] == "entry shown in the transcript only"

@@ -3,8 +3,9 @@
 Several assistant lines sharing one `message.id` (one per streamed block) become one message;
 `tool_result` blocks in user entries become toolResult messages; a `compact_boundary` line and
 the `isCompactSummary` entry after it become one checkpoint. Lines off the active chain,
-sidechain lines and bookkeeping lines (summary, progress, file-history-snapshot,
-queue-operation, other system lines) are kept as context rows.
+sidechain lines, `isVisibleInTranscriptOnly` entries and bookkeeping lines (summary,
+progress, file-history-snapshot, queue-operation, other system lines) are kept as context
+rows.
 """
 
 from __future__ import annotations
@@ -183,9 +184,14 @@ def read(raw: bytes, path: str | None) -> ReadResult:
         if etype == "system" and entry.get("subtype") == "compact_boundary" and on_chain:
             boundary = (lineno, entry)
             continue
-        if etype not in ("user", "assistant") or not on_chain or entry.get("isSidechain"):
+        transcript_only = entry.get("isVisibleInTranscriptOnly") is True and not entry.get(
+            "isCompactSummary")
+        if etype not in ("user", "assistant") or not on_chain or entry.get(
+                "isSidechain") or transcript_only:
             why = ("sidechain entry" if entry.get("isSidechain") else
-                   "entry off the active chain" if etype in ("user", "assistant") else
+                   "entry off the active chain" if not on_chain and etype in (
+                       "user", "assistant") else
+                   "entry shown in the transcript only" if transcript_only else
                    f"{etype or 'untyped'} line")
             pending.append((lineno, context_record(entry, src, FORMAT, why)))
             continue
