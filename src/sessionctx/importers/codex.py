@@ -149,16 +149,17 @@ def read(raw: bytes, path: str | None) -> ReadResult:
     result = ReadResult()
     conv = _Converter()
     emitted = 0
-    lines_of: dict[int, int] = {}
+    lines_of: dict[int, tuple[int, Obj]] = {}  # id(item) -> its line number and whole line
 
     def flush(final: bool = False) -> None:
         nonlocal emitted
         if final:
             conv.close()
         for message, items in conv.out[emitted:]:
-            line = lines_of.get(id(items[0]), 0)
+            line = lines_of[id(items[0])][0]
+            whole = [lines_of[id(item)][1] for item in items]
             result.records.append(message_record(message, Source(line=line, path=path),
-                                                 items[0] if len(items) == 1 else items, FORMAT))
+                                                 whole[0] if len(whole) == 1 else whole, FORMAT))
         emitted = len(conv.out)
 
     for lineno, entry in jsonl_objects(raw, path, result):
@@ -173,7 +174,7 @@ def read(raw: bytes, path: str | None) -> ReadResult:
             conv.model = payload["model"]
         if etype == "response_item" and isinstance(payload, dict):
             lost: list[str] = []
-            lines_of[id(payload)] = lineno
+            lines_of[id(payload)] = (lineno, entry)
             if not conv.item(payload, lost):
                 flush()
                 result.records.append(context_record(entry, src, FORMAT,
