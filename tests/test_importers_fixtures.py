@@ -227,6 +227,7 @@ def test_records_keep_source_line_and_raw_object() -> None:
 def test_codex_records_keep_their_whole_lines() -> None:
     lines = CODEX.read_text().splitlines()
     for r in read_input(str(CODEX)).records:
+        assert r.source.line is not None
         raw = r.data["raw"]
         first = raw[0] if isinstance(raw, list) else raw
         assert json.loads(lines[r.source.line - 1]) == first
