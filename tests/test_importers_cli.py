@@ -51,3 +51,11 @@ def test_unknown_format_says_which_formats_were_tried(tmp_path: Path) -> None:
 def test_unknown_format_name_is_a_usage_error() -> None:
     outcome = CliRunner().invoke(main, ["check", "--from", "aider", SWE])
     assert outcome.exit_code == 2 and "aider" in outcome.output
+
+
+def test_importers_report_progress() -> None:
+    from sessionctx.inputs import read_input
+    seen: list[tuple[int, int]] = []
+    path = next((FIXTURES / "codex").glob("rollout-*.jsonl"))
+    read_input(str(path), progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1] == path.stat().st_size

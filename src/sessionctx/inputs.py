@@ -52,7 +52,7 @@ def read_raw(raw: bytes, path: str | None, fmt: str = "auto", *,
         if fmt == "auto" and _unrecognised(result):
             return _no_format(path, result)
         return result
-    result = IMPORTERS[chosen](raw, path, document)
+    result = IMPORTERS[chosen](raw, path, document, progress)
     if fmt == "auto" and result.fatal:
         return _no_format(path, result)
     return result

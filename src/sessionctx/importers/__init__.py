@@ -10,18 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 from sessionctx.importers import claude_code, codex, gemini_cli, openai_chat, pi
-from sessionctx.records import ReadResult
+from sessionctx.records import Progress, ReadResult
 
-Importer = Callable[[bytes, "str | None", Any], ReadResult]
-
-
-def _lines(read: Callable[[bytes, str | None], ReadResult]) -> Importer:
-    return lambda raw, path, document: read(raw, path)
-
+# (bytes, path, the file decoded as one JSON document or None, progress) -> records
+Importer = Callable[[bytes, "str | None", Any, "Progress | None"], ReadResult]
 
 IMPORTERS: dict[str, Importer] = {
-    "claude-code": _lines(claude_code.read),
-    "codex": _lines(codex.read),
+    "claude-code": claude_code.read,
+    "codex": codex.read,
     "pi": pi.read,
     "gemini-cli": gemini_cli.read,
     "openai-chat": openai_chat.read,

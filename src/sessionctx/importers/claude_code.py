@@ -24,7 +24,7 @@ from sessionctx.importers.common import (
     message_record,
     text_block,
 )
-from sessionctx.records import Problem, ReadResult
+from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "claude-code"
 _STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
@@ -164,9 +164,10 @@ class _Assistant:
         return out
 
 
-def read(raw: bytes, path: str | None) -> ReadResult:
+def read(raw: bytes, path: str | None, document: Any = None,
+         progress: Progress | None = None) -> ReadResult:
     result = ReadResult()
-    lines = list(jsonl_objects(raw, path, result))
+    lines = list(jsonl_objects(raw, path, result, progress))
     chain = _active_chain(lines)
     pending: list[tuple[int, Any]] = []  # (line, record or _Assistant) in order
     by_id: dict[str, _Assistant] = {}

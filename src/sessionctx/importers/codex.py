@@ -26,7 +26,7 @@ from sessionctx.importers.common import (
     parse_arguments,
     text_block,
 )
-from sessionctx.records import Problem, ReadResult, Record
+from sessionctx.records import Problem, Progress, ReadResult, Record
 
 FORMAT = "codex"
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
@@ -145,7 +145,8 @@ def _output_content(output: Any, lost: list[str]) -> list[Obj]:
     return out
 
 
-def read(raw: bytes, path: str | None) -> ReadResult:
+def read(raw: bytes, path: str | None, document: Any = None,
+         progress: Progress | None = None) -> ReadResult:
     result = ReadResult()
     conv = _Converter()
     emitted = 0
@@ -162,7 +163,7 @@ def read(raw: bytes, path: str | None) -> ReadResult:
                                                  whole[0] if len(whole) == 1 else whole, FORMAT))
         emitted = len(conv.out)
 
-    for lineno, entry in jsonl_objects(raw, path, result):
+    for lineno, entry in jsonl_objects(raw, path, result, progress):
         src = Source(line=lineno, path=path)
         etype = entry.get("type")
         payload = entry.get("payload")

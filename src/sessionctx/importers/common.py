@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.changes import Source
-from sessionctx.records import INVALID, Problem, ReadResult, Record, make_record
+from sessionctx.records import INVALID, Problem, Progress, ReadResult, Record, make_record
 
 Obj = dict[str, Any]
 _decoder = msgspec.json.Decoder()
@@ -71,11 +71,15 @@ def as_int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def jsonl_objects(raw: bytes, path: str | None, result: ReadResult
-                  ) -> Iterable[tuple[int, Obj]]:
+def jsonl_objects(raw: bytes, path: str | None, result: ReadResult,
+                  progress: Progress | None = None) -> Iterable[tuple[int, Obj]]:
     """(line number, object) of every readable line; the others are reported with their line."""
     body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    done, total = 0, len(body)
     for lineno, line in enumerate(body.split(b"\n"), 1):
+        done += len(line) + 1
+        if progress is not None and lineno % 4096 == 0:
+            progress(min(done, total), total)
         if not line.strip():
             continue
         try:
@@ -87,6 +91,8 @@ def jsonl_objects(raw: bytes, path: str | None, result: ReadResult
             result.problems.append(Problem("expected a JSON object", path, lineno))
             continue
         yield lineno, data
+    if progress is not None:
+        progress(total, total)
 
 
 def decode_document(raw: bytes) -> Any:

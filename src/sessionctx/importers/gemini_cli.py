@@ -20,7 +20,7 @@ from sessionctx.importers.common import (
     message_record,
     text_block,
 )
-from sessionctx.records import Problem, ReadResult
+from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "gemini-cli"
 TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
@@ -77,7 +77,9 @@ def _response_content(call: Obj, lost: list[str]) -> list[Obj] | None:
     return out
 
 
-def read(raw: bytes, path: str | None, document: Any = None) -> ReadResult:
+def read(raw: bytes, path: str | None, document: Any = None,
+         progress: Progress | None = None) -> ReadResult:
+    """The progress of a JSON document is not reported: it is decoded in one step."""
     doc = document if document is not None else decode_document(raw)
     items = messages_of(doc)
     if items is None:

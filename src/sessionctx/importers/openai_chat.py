@@ -16,12 +16,13 @@ from sessionctx.changes import Source
 from sessionctx.importers.common import (
     Obj,
     data_url_image,
+    decode_document,
     finish,
     message_record,
     parse_arguments,
     text_block,
 )
-from sessionctx.records import Problem, ReadResult
+from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "openai-chat"
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -150,8 +151,9 @@ def read_messages(items: list[Any], path: str | None) -> ReadResult:
     return finish(result, path, FORMAT)
 
 
-def read(raw: bytes, path: str | None, document: Any = None) -> ReadResult:
-    from sessionctx.importers.common import decode_document
+def read(raw: bytes, path: str | None, document: Any = None,
+         progress: Progress | None = None) -> ReadResult:
+    """The progress of a JSON document is not reported: it is decoded in one step."""
     doc = document if document is not None else decode_document(raw)
     items = messages_of(doc)
     if items is None:

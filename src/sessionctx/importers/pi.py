@@ -20,6 +20,7 @@ from sessionctx.records import (
     INVALID,
     MESSAGE,
     Problem,
+    Progress,
     ReadResult,
     Record,
     make_record,
@@ -34,13 +35,14 @@ BRANCH_PREFIX = ("The following is a summary of a branch that this conversation 
 SUFFIX = "\n</summary>"
 
 
-def read(raw: bytes, path: str | None, document: Any = None) -> ReadResult:
+def read(raw: bytes, path: str | None, document: Any = None,
+         progress: Progress | None = None) -> ReadResult:
     if isinstance(document, dict) and "role" in document:
         record = make_record(document, Source(index=0, path=path))
         problems = [] if record.kind != INVALID else [
             Problem(f"bad record: {record.problem}", path)]
         return ReadResult([record], problems)
-    result = read_bytes(raw, path)
+    result = read_bytes(raw, path, progress=progress)
     if result.fatal:
         return result
     by_id = {r.data["id"]: r for r in result.records if isinstance(r.data.get("id"), str)}
