@@ -20,6 +20,7 @@ from sessionctx.importers.common import (
     checkpoint_record,
     context_record,
     finish,
+    is_in,
     jsonl_objects,
     message_record,
     text_block,
@@ -52,14 +53,15 @@ def _splice(lines: list[tuple[int, Obj]], chain: set[str]) -> set[str]:
     ids: set[str] = set()
     calls: set[str] = set()
     for _, o in lines:
-        if o.get("uuid") in chain and o.get("type") == "assistant":
-            mid = (o.get("message") or {}).get("id")
+        if is_in(o.get("uuid"), chain) and o.get("type") == "assistant":
+            message = o.get("message")
+            mid = message.get("id") if isinstance(message, dict) else None
             if isinstance(mid, str):
                 ids.add(mid)
     for _, o in lines:
-        message: Obj = o["message"] if isinstance(o.get("message"), dict) else {}
+        message = o["message"] if isinstance(o.get("message"), dict) else {}
         if o.get("type") == "assistant" and not o.get("isSidechain") and isinstance(
-                o.get("uuid"), str) and message.get("id") in ids:
+                o.get("uuid"), str) and is_in(message.get("id"), ids):
             chain.add(o["uuid"])
             calls.update(str(b.get("id")) for b in _blocks(message)
                          if b.get("type") == "tool_use")

@@ -17,10 +17,12 @@ from typing import Any
 from sessionctx.changes import Source
 from sessionctx.importers.common import (
     Obj,
+    as_list,
     checkpoint_record,
     context_record,
     data_url_image,
     finish,
+    is_in,
     jsonl_objects,
     message_record,
     parse_arguments,
@@ -61,21 +63,21 @@ class _Converter:
         itype = item.get("type")
         if itype == "reasoning":
             summary = item.get("summary")
-            parts = [s.get("text", "") for s in summary or [] if isinstance(s, dict)]
+            parts = [s.get("text", "") for s in as_list(summary) if isinstance(s, dict)]
             content = item.get("content")
             if isinstance(content, list):
                 parts += [c.get("text", "") for c in content if isinstance(c, dict)]
             self.turn.append({"type": "thinking", "thinking": "\n\n".join(p for p in parts if p),
                               "thinkingSignature": json.dumps(item, ensure_ascii=False)})
         elif itype == "message" and item.get("role") == "assistant":
-            for part in item.get("content") or []:
+            for part in as_list(item.get("content")):
                 if isinstance(part, dict) and part.get("type") in ("output_text", "text"):
                     self.turn.append(text_block(str(part.get("text", ""))))
                 elif isinstance(part, dict) and part.get("type") == "refusal":
                     self.turn.append(text_block(str(part.get("refusal", ""))))
                 else:
                     lost.append(f"assistant content part {json.dumps(part)[:60]}")
-        elif itype in _CALLS:
+        elif is_in(itype, _CALLS):
             self.turn.append(self._call(item))
         else:
             self.close()
@@ -99,7 +101,7 @@ class _Converter:
 
     def _other(self, item: Obj, lost: list[str]) -> bool:
         itype = item.get("type")
-        if itype in _OUTPUTS:
+        if is_in(itype, _OUTPUTS):
             call_id = str(item.get("call_id", ""))
             result = {"role": "toolResult", "toolCallId": self.ids.get(call_id, call_id),
                       "toolName": self.names.get(call_id, ""),
@@ -108,7 +110,7 @@ class _Converter:
             return True
         if itype == "message" and item.get("role") in ("user", "developer", "system"):
             content: list[Obj] = []
-            for part in item.get("content") or []:
+            for part in as_list(item.get("content")):
                 ptype = part.get("type") if isinstance(part, dict) else None
                 if ptype in ("input_text", "text", "output_text"):
                     content.append(text_block(str(part.get("text", ""))))
@@ -134,7 +136,7 @@ def _output_content(output: Any, lost: list[str]) -> list[Obj]:
     out: list[Obj] = []
     items = output if isinstance(output, list) else (
         output.get("content") if isinstance(output, dict) else None)
-    for part in items or []:
+    for part in as_list(items):
         ptype = part.get("type") if isinstance(part, dict) else None
         if ptype in ("input_text", "output_text", "text"):
             out.append(text_block(str(part.get("text", ""))))
@@ -167,7 +169,7 @@ def read(raw: bytes, path: str | None, document: Any = None,
         src = Source(line=lineno, path=path)
         etype = entry.get("type")
         payload = entry.get("payload")
-        if "payload" not in entry and etype in ITEM_TYPES:
+        if "payload" not in entry and is_in(etype, ITEM_TYPES):
             etype, payload = "response_item", entry  # a bare item of the early format
         if etype == "turn_context" and isinstance(payload, dict) and isinstance(
                 payload.get("model"), str):

@@ -8,7 +8,7 @@ A source line that never reaches the model becomes a context row keeping the who
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import msgspec
@@ -40,6 +40,20 @@ def checkpoint_record(*, fmt: str, at: str, summary: str, messages: list[Obj],
         "messages": messages, "firstKeptIndex": first_kept,
         "tokensBefore": tokens_before, "tokensAfter": tokens_after,
         "importedFrom": fmt, "raw": raw}, source)
+
+
+def is_in(value: Any, names: Collection[str]) -> bool:
+    """`value in names` for a value read from a file, which may be a list or an object."""
+    return isinstance(value, str) and value in names
+
+
+def as_list(value: Any) -> list[Any]:
+    """A list field as a list: a string is one text part, any other non-list nothing."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    return []
 
 
 def text_block(text: str) -> Obj:

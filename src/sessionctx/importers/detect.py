@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.importers import gemini_cli, openai_chat
+from sessionctx.importers.common import is_in
 from sessionctx.messages import MODEL_ROLES
 
 NATIVE = "native"
@@ -52,14 +53,14 @@ def _head_objects(raw: bytes, limit: int = 50) -> list[dict[str, Any]]:
 
 def _detect_line(obj: dict[str, Any]) -> str | None:
     otype = obj.get("type")
-    if otype in _CODEX_TYPES and "payload" in obj:
+    if is_in(otype, _CODEX_TYPES) and "payload" in obj:
         return "codex"
     if otype is None and ("record_type" in obj or ("instructions" in obj and "id" in obj
                                                     and "timestamp" in obj)):
         return "codex"  # the early rollout format: a bare header, then bare items
     if otype == "session" and ("version" in obj or "cwd" in obj):
         return "pi"
-    if otype in _CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj
+    if is_in(otype, _CLAUDE_TYPES) and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj
                                    or "messageId" in obj):
         return "claude-code"
     if otype == "message" and "parentId" in obj:
@@ -73,7 +74,7 @@ def _detect_document(document: Any) -> str:
     if isinstance(document, dict):
         if document.get("type") == "xopc_session_transcript":
             return NATIVE
-        if document.get("role") in MODEL_ROLES:
+        if is_in(document.get("role"), MODEL_ROLES):
             return "pi"
         line_format = _detect_line(document)  # a one-line JSONL file
         if line_format in ("codex", "claude-code", "pi"):

@@ -14,9 +14,11 @@ from typing import Any
 from sessionctx.changes import Source
 from sessionctx.importers.common import (
     Obj,
+    as_list,
     context_record,
     decode_document,
     finish,
+    is_in,
     message_record,
     text_block,
 )
@@ -36,7 +38,7 @@ def messages_of(document: Any) -> list[Any] | None:
     else:
         return None
     dicts = [m for m in items if isinstance(m, dict)]
-    if dicts and all(m.get("type") in TYPES and "role" not in m for m in dicts) and any(
+    if dicts and all(is_in(m.get("type"), TYPES) and "role" not in m for m in dicts) and any(
             m.get("type") in ("user", "gemini") for m in dicts):
         return items
     return None
@@ -98,13 +100,13 @@ def read(raw: bytes, path: str | None, document: Any = None,
                 FORMAT))
         elif mtype == "gemini":
             blocks: list[Obj] = []
-            for thought in item.get("thoughts") or []:
+            for thought in as_list(item.get("thoughts")):
                 if isinstance(thought, dict):
                     text = "\n".join(str(thought[k]) for k in ("subject", "description")
                                      if thought.get(k))
                     blocks.append({"type": "thinking", "thinking": text})
             blocks.extend(_parts(item.get("content"), lost))
-            calls = [c for c in item.get("toolCalls") or [] if isinstance(c, dict)]
+            calls = [c for c in as_list(item.get("toolCalls")) if isinstance(c, dict)]
             for call in calls:
                 blocks.append({"type": "toolCall", "id": str(call.get("id", "")),
                                "name": str(call.get("name", "")),

@@ -18,6 +18,7 @@ from sessionctx.importers.common import (
     data_url_image,
     decode_document,
     finish,
+    is_in,
     message_record,
     parse_arguments,
     text_block,
@@ -40,7 +41,7 @@ def messages_of(document: Any) -> list[Any] | None:
 
 def is_chat_list(items: list[Any]) -> bool:
     dicts = [m for m in items if isinstance(m, dict)]
-    return bool(dicts) and all(m.get("role") in ROLES for m in dicts) and any(
+    return bool(dicts) and all(is_in(m.get("role"), ROLES) for m in dicts) and any(
         isinstance(m.get("content"), str) or "tool_calls" in m or "tool_call_id" in m
         or _has_parts(m) for m in dicts)
 
@@ -92,7 +93,7 @@ def read_messages(items: list[Any], path: str | None) -> ReadResult:
     last_legacy: str | None = None
     for i, item in enumerate(items):
         src = Source(index=i, path=path)
-        if not isinstance(item, dict) or item.get("role") not in ROLES:
+        if not isinstance(item, dict) or not is_in(item.get("role"), ROLES):
             result.problems.append(Problem(f"item {i}: not a chat message", path))
             continue
         lost: list[str] = []
