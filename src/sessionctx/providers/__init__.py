@@ -19,7 +19,8 @@ from sessionctx.providers.capabilities import PROVIDERS, capability
 from sessionctx.providers.shared import Policy, prepare
 from sessionctx.providers.violations import Violation
 
-__all__ = ["PROVIDERS", "BuildRequestOptions", "Request", "Violation", "build_request",
+__all__ = ["PROVIDERS", "BuildRequestOptions", "Request", "Violation", "build_from_messages",
+           "build_request",
            "naive_request", "validate"]
 
 _MODULES: dict[str, ModuleType] = {

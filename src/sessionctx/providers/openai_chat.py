@@ -51,6 +51,10 @@ def _messages(turn: Turn, prep: Prepared) -> list[dict[str, Any]]:
             continue
         texts = [p["text"] for p in part["content"] if p["type"] == "text"]
         pics = [p for p in part["content"] if p["type"] == "image"]
+        if not prep.repaired:
+            out.append({"role": "tool", "tool_call_id": part["id"],
+                        "content": [_user_part(p) for p in part["content"]]})
+            continue
         out.append({"role": "tool", "tool_call_id": part["id"],
                     "content": "\n".join(texts) or (f"({len(pics)} image(s) follow)" if pics
                                                     else "")})

@@ -71,6 +71,7 @@ class Prepared:
     turns: list[Turn]
     system: list[str]
     changes: list[Change] = field(default_factory=list)
+    repaired: bool = True
 
     def log(self, kind: str, reason: str, turn: Turn | None = None, **detail: Any) -> None:
         self.changes.append(Change(kind, reason, turn.source if turn else None,
@@ -178,6 +179,7 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     """Turns ready for one provider's renderer, with every change logged."""
     prep = Prepared(to_turns(messages, sources), [system] if system else [])
     if not repair:
+        prep.repaired = False
         return prep
     for step in (_unsupported, _empty_text, _arguments, _unique_ids):
         step(prep)
