@@ -115,7 +115,8 @@ def _check_part(p: dict[str, Any], path: str, role: Any, cap: Capability,
     if len(keys) != 1:
         out.append(Violation(path, f"a part holds exactly one kind of data, found {keys}"))
         return
-    if keys[0] == "text" and not str(p["text"]).strip():
+    signed_thought = p.get("thought") is True and bool(p.get("thoughtSignature"))
+    if keys[0] == "text" and not str(p["text"]).strip() and not signed_thought:
         out.append(Violation(path, "empty text part"))
     elif keys[0] == "inlineData" and p["inlineData"].get("mimeType") not in cap.image_types:
         out.append(Violation(path, "unsupported inline data type"))

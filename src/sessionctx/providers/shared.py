@@ -188,6 +188,7 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     _thinking(prep, cap, model, policy.thinking_as_text)
     _empty_outputs(prep)
     _images(prep, cap)
+    _drop_empty_turns(prep)
     _systems(prep, cap, policy)
     _drop_empty_turns(prep)
     if policy.merge_roles:
