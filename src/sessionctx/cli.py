@@ -17,7 +17,7 @@ import click
 from sessionctx.changes import Change, Source
 from sessionctx.context import BuildOptions, Context, build_context, display_messages
 from sessionctx.inputs import FORMATS, read_input
-from sessionctx.records import Problem, Record, file_size, select_branch
+from sessionctx.records import MESSAGE, Problem, Record, file_size, select_branch
 from sessionctx.render import format_change, format_message, summarize_message
 
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
@@ -93,6 +93,30 @@ def build_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def provider_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that turn the context into one provider's request body."""
+    from sessionctx.providers import PROVIDERS
+
+    f = click.option("--thinking-as-text", is_flag=True,
+                     help="With --provider: reasoning that cannot be replayed to the target "
+                          "model is sent as plain text instead of being removed.")(f)
+    f = click.option("--system", "system_prompt", metavar="TEXT",
+                     help="With --provider: the system prompt of the request.")(f)
+    f = click.option("--model", metavar="M",
+                     help="With --provider: the target model, which picks the capability row "
+                          "(default: the provider's current default model).")(f)
+    f = click.option("--provider", type=click.Choice(PROVIDERS),
+                     help="Build the request body for this provider API.")(f)
+    return f
+
+
+def _request(ctx: Context, provider: str, model: str | None, system: str | None,
+             as_text: bool) -> Any:
+    from sessionctx.providers import BuildRequestOptions, build_request
+
+    return build_request(ctx, provider, model, system, BuildRequestOptions(as_text))
+
+
 def _emit_json(obj: Any) -> None:
     click.echo(json.dumps(obj, ensure_ascii=False, indent=2))
 
@@ -114,11 +138,20 @@ def main() -> None:
               show_default=True, help="context: what the model sees; display: what a person sees.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @build_options
+@provider_options
 def build(path: str, view: str, as_json: bool, browser_tool: tuple[str, ...],
-          keep_screenshots: int, note_unpaired: bool, leaf: str | None, fmt: str) -> None:
-    """Build the model context (or the display) of the session at PATH ('-' for stdin)."""
+          keep_screenshots: int, note_unpaired: bool, leaf: str | None, fmt: str,
+          provider: str | None, model: str | None, system_prompt: str | None,
+          thinking_as_text: bool) -> None:
+    """Build the model context (or the display) of the session at PATH ('-' for stdin).
+
+    With --provider, print the request body for that API instead (with --json: the body, every
+    change and the pending calls).
+    """
     loaded = load_input(path, leaf, fmt)
     _warn_problems(loaded.problems)
+    if provider is not None and view == "display":
+        raise click.UsageError("--provider builds the context view; drop --view display")
     if view == "display":
         shown = display_messages(loaded.records)
         if as_json:
@@ -129,6 +162,15 @@ def build(path: str, view: str, as_json: bool, browser_tool: tuple[str, ...],
         return
     ctx = build_context(loaded.records, _options(browser_tool, keep_screenshots, note_unpaired))
     ctx.changes[:0] = _off_branch_changes(loaded)
+    if provider is not None:
+        req = _request(ctx, provider, model, system_prompt, thinking_as_text)
+        if as_json:
+            _emit_json({"request": req.body,
+                        "changes": [c.to_json() for c in ctx.changes + req.changes],
+                        "pending_calls": [p.to_json() for p in ctx.pending_calls]})
+        else:
+            _emit_json(req.body)
+        return
     if as_json:
         _emit_json(ctx.to_json())
         return
@@ -168,6 +210,20 @@ def problems_of(loaded: Loaded, ctx: Context) -> list[dict[str, Any]]:
     return out
 
 
+def _provider_report(loaded: Loaded, ctx: Context, provider: str, model: str | None,
+                     system: str | None, as_text: bool) -> dict[str, Any]:
+    """The built body's violations, and those of the stored messages converted as they are."""
+    from sessionctx.providers import naive_request, validate
+
+    req = _request(ctx, provider, model, system, as_text)
+    stored = [r.view for r in loaded.records if r.kind == MESSAGE]
+    naive = naive_request(stored, provider, req.model, system).body
+    return {"name": provider, "model": req.model,
+            "violations": [v.to_json() for v in validate(req.body, provider, req.model)],
+            "as_stored": [v.to_json() for v in validate(naive, provider, req.model)],
+            "changes": [c.to_json() for c in req.changes]}
+
+
 def _problem_record(problem: Problem) -> dict[str, Any] | None:
     return {"line": problem.line} if problem.line is not None else None
 
@@ -176,18 +232,34 @@ def _problem_record(problem: Problem) -> dict[str, Any] | None:
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @build_options
+@provider_options
 def check(path: str, as_json: bool, browser_tool: tuple[str, ...], keep_screenshots: int,
-          note_unpaired: bool, leaf: str | None, fmt: str) -> None:
-    """Say why the session at PATH cannot be sent as stored. Exit 0 ready, 1 not, 2 unreadable."""
+          note_unpaired: bool, leaf: str | None, fmt: str, provider: str | None,
+          model: str | None, system_prompt: str | None, thinking_as_text: bool) -> None:
+    """Say why the session at PATH cannot be sent as stored. Exit 0 ready, 1 not, 2 unreadable.
+
+    With --provider, also validate the built request body and list what the stored history,
+    converted as it is, would trigger at that provider.
+    """
     loaded = load_input(path, leaf, fmt)
     ctx = build_context(loaded.records, _options(browser_tool, keep_screenshots, note_unpaired))
     ctx.changes[:0] = _off_branch_changes(loaded)
     problems = problems_of(loaded, ctx)
+    report = None
+    if provider is not None:
+        report = _provider_report(loaded, ctx, provider, model, system_prompt, thinking_as_text)
+        problems.extend({"kind": f"{provider}: as stored", "message": v["message"],
+                         "record": None, "path": v["path"]} for v in report["as_stored"])
+        problems.extend({"kind": f"{provider}: built body", "message": v["message"],
+                         "record": None, "path": v["path"]} for v in report["violations"])
     ok = not problems
     if as_json:
-        _emit_json({"ok": ok, "problems": problems,
-                    "changes": [c.to_json() for c in ctx.changes],
-                    "pending_calls": [p.to_json() for p in ctx.pending_calls]})
+        out: dict[str, Any] = {"ok": ok, "problems": problems,
+                               "changes": [c.to_json() for c in ctx.changes],
+                               "pending_calls": [p.to_json() for p in ctx.pending_calls]}
+        if report is not None:
+            out["provider"] = report
+        _emit_json(out)
     else:
         if ok:
             click.echo(f"{path}: ready to send as stored ({len(ctx.messages)} messages)")
@@ -195,7 +267,7 @@ def check(path: str, as_json: bool, browser_tool: tuple[str, ...], keep_screensh
             click.echo(f"{path}: {len(problems)} problem(s) before it can be sent")
             for problem in problems:
                 where = problem["record"]
-                label = Source(**where).label() if where else "-"
+                label = Source(**where).label() if where else problem.get("path", "-")
                 click.echo(f"  {label:<16} {problem['kind']:<28} {problem['message']}")
         _print_pending(ctx)
     sys.exit(0 if ok else 1)

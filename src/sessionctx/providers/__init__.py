@@ -1,0 +1,77 @@
+"""Provider request bodies: a built context turned into what one API accepts, and a validator.
+
+`build_request` runs the shared policies (shared.py) with the provider's capability row and maps
+the result to the provider's wire format; every change goes into the same change log as the core
+build. `validate` checks a body against the provider's rules and returns every violation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from sessionctx.changes import Change, Source
+from sessionctx.context import Context
+from sessionctx.messages import Message
+from sessionctx.providers import anthropic, bedrock, gemini, openai_chat, openai_responses
+from sessionctx.providers.capabilities import PROVIDERS, capability
+from sessionctx.providers.shared import Policy, prepare
+from sessionctx.providers.violations import Violation
+
+__all__ = ["PROVIDERS", "BuildRequestOptions", "Request", "Violation", "build_from_messages",
+           "build_request",
+           "naive_request", "validate"]
+
+_MODULES: dict[str, ModuleType] = {
+    "anthropic": anthropic, "openai-chat": openai_chat, "openai-responses": openai_responses,
+    "gemini": gemini, "bedrock": bedrock,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRequestOptions:
+    thinking_as_text: bool = False  # reasoning that cannot be replayed becomes plain text
+
+
+@dataclass(slots=True)
+class Request:
+    body: dict[str, Any]
+    changes: list[Change] = field(default_factory=list)
+    provider: str = ""
+    model: str = ""
+
+
+def build_request(context: Context, provider: str, model: str | None = None,
+                  system: str | None = None,
+                  options: BuildRequestOptions | None = None) -> Request:
+    """The body of one request to `provider`; `context.changes` is left as it is."""
+    return build_from_messages(context.messages, context.sources, provider, model, system,
+                               options)
+
+
+def build_from_messages(messages: list[Message], sources: list[Source] | None, provider: str,
+                        model: str | None = None, system: str | None = None,
+                        options: BuildRequestOptions | None = None,
+                        repair: bool = True) -> Request:
+    cap, chosen = capability(provider, model)
+    module = _MODULES[provider]
+    base: Policy = module.POLICY
+    opts = options or BuildRequestOptions()
+    policy = Policy(base.merge_roles, base.first_user, base.system_inline, opts.thinking_as_text)
+    prep = prepare(messages, sources, cap, chosen, policy, system, repair)
+    body: dict[str, Any] = module.render(prep, cap)
+    return Request(body, prep.changes, provider, chosen)
+
+
+def naive_request(messages: list[Message], provider: str, model: str | None = None,
+                  system: str | None = None) -> Request:
+    """The stored messages mapped one to one, without any repair: what a naive client sends."""
+    return build_from_messages(messages, None, provider, model, system, repair=False)
+
+
+def validate(body: dict[str, Any], provider: str, model: str | None = None) -> list[Violation]:
+    """Every rule of `provider` (and model) that `body` breaks, with its path in the body."""
+    cap, _ = capability(provider, model)
+    result: list[Violation] = _MODULES[provider].validate(body, cap)
+    return result

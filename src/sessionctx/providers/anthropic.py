@@ -1,0 +1,153 @@
+"""Anthropic Messages: `{"messages", "system"?}` and the validator for its history rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.shared import Part, Policy, Prepared, Turn
+from sessionctx.providers.violations import Violation
+
+POLICY = Policy()
+
+
+def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": [_message(t) for t in prep.turns]}
+    system = "\n\n".join(s for s in prep.system if s.strip())
+    if system:
+        body["system"] = system
+    return body
+
+
+def _message(turn: Turn) -> dict[str, Any]:
+    return {"role": turn.role, "content": [_block(p) for p in turn.parts]}
+
+
+def _block(part: Part) -> dict[str, Any]:
+    kind = part["type"]
+    if kind == "text":
+        return {"type": "text", "text": part["text"]}
+    if kind == "image":
+        return {"type": "image", "source": {"type": "base64", "media_type": part["mime"],
+                                            "data": part["data"]}}
+    if kind == "thinking":
+        if part["redacted"]:
+            return {"type": "redacted_thinking", "data": part["signature"]}
+        return {"type": "thinking", "thinking": part["text"], "signature": part["signature"]}
+    if kind == "call":
+        return {"type": "tool_use", "id": part["id"], "name": part["name"], "input": part["args"]}
+    if kind == "result":
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": part["id"],
+                               "content": [_block(p) for p in part["content"]]}
+        if part["is_error"]:
+            out["is_error"] = True
+        return out
+    return dict(part.get("block", {}))
+
+
+def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
+    out: list[Violation] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return [Violation("messages", "messages must be a list")]
+    system = body.get("system")
+    if system is not None and not (isinstance(system, str) and system.strip()):
+        out.append(Violation("system", "system must be non-blank text"))
+    pattern = re.compile(cap.id_pattern)
+    seen: set[str] = set()
+    images = 0
+    expect: list[str] = []
+    for i, m in enumerate(messages):
+        path = f"messages[{i}]"
+        role = m.get("role")
+        content = m.get("content")
+        if role not in ("user", "assistant") and not (role == "system" and cap.mid_system):
+            out.append(Violation(f"{path}.role", f"role {role!r} is not supported on this model"))
+        if i == 0 and role != "user":
+            out.append(Violation(path, "the first message must be a user message"))
+        if not isinstance(content, list) or not content:
+            if role != "assistant" or i != len(messages) - 1:
+                out.append(Violation(f"{path}.content", "messages must have non-empty content "
+                                     "except for the optional final assistant message"))
+            content = content if isinstance(content, list) else []
+        if role == "system":
+            prev = messages[i - 1] if i else None
+            if prev is None or prev.get("role") != "user":
+                out.append(Violation(path, "a system message must follow a user turn"))
+        results = [b.get("tool_use_id") for b in content if b.get("type") == "tool_result"]
+        leading = 0
+        while leading < len(content) and content[leading].get("type") == "tool_result":
+            leading += 1
+        if expect:
+            if role != "user" or sorted(str(r) for r in results[:leading]) != sorted(expect) \
+                    or leading != len(expect):
+                out.append(Violation(path, "tool_use ids were found without tool_result blocks "
+                                     f"immediately after: {', '.join(expect)}; Did not find "
+                                     f"{len(expect)} tool_result block(s) at the beginning of "
+                                     "this message"))
+        elif results:
+            out.append(Violation(path, "unexpected tool_use_id found in tool_result blocks: "
+                                 f"{', '.join(map(str, results))}"))
+        if leading < len(results):
+            out.append(Violation(path, "tool_result blocks must come first in the content"))
+        expect = []
+        thinking = [b for b in content if b.get("type") in ("thinking", "redacted_thinking")]
+        if thinking and content[0].get("type") not in ("thinking", "redacted_thinking"):
+            out.append(Violation(f"{path}.content[0]", "If an assistant message contains any "
+                                 "thinking blocks, the first block must be thinking"))
+        if content and content[-1].get("type") in ("thinking", "redacted_thinking"):
+            out.append(Violation(path, "The final block in an assistant message cannot be "
+                                 "thinking"))
+        for j, b in enumerate(content):
+            bpath = f"{path}.content[{j}]"
+            images += _check_block(b, bpath, role, cap, pattern, seen, out, expect)
+    if cap.max_images is not None and images > cap.max_images:
+        out.append(Violation("messages", f"{images} images is over the limit of "
+                             f"{cap.max_images} per request"))
+    return out
+
+
+def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
+                 pattern: re.Pattern[str], seen: set[str], out: list[Violation],
+                 expect: list[str]) -> int:
+    kind = b.get("type")
+    images = 0
+    if kind == "text":
+        if not isinstance(b.get("text"), str) or not b["text"].strip():
+            out.append(Violation(path, "text content blocks must contain non-whitespace text"))
+    elif kind == "image":
+        images = 1
+        media = b.get("source", {}).get("media_type")
+        if media not in cap.image_types:
+            out.append(Violation(path, f"image media_type {media!r} is not accepted"))
+    elif kind == "tool_use":
+        tid = b.get("id")
+        if role != "assistant":
+            out.append(Violation(path, "tool_use blocks belong to assistant messages"))
+        if not isinstance(tid, str) or not pattern.match(tid) or len(tid) > cap.id_max_len:
+            out.append(Violation(f"{path}.id", f"tool_use.id: String should match pattern "
+                                 f"'{cap.id_pattern}' (at most {cap.id_max_len} characters)"))
+        elif tid in seen:
+            out.append(Violation(f"{path}.id", "tool_use ids must be unique"))
+        if isinstance(tid, str):
+            seen.add(tid)
+            expect.append(tid)
+        if not isinstance(b.get("input"), dict):
+            out.append(Violation(f"{path}.input", "input must be a JSON object"))
+        if not isinstance(b.get("name"), str) or not re.match(r"^[a-zA-Z0-9_-]{1,64}$", b["name"]):
+            out.append(Violation(f"{path}.name", "tool name must match ^[a-zA-Z0-9_-]{1,64}$"))
+    elif kind == "tool_result":
+        for k, inner in enumerate(b.get("content") or []):
+            images += _check_block(inner, f"{path}.content[{k}]", role, cap, pattern, seen, out,
+                                   [])
+    elif kind == "thinking":
+        if role != "assistant" or not b.get("signature"):
+            out.append(Violation(f"{path}.signature", "thinking.signature: Field required"))
+    elif kind == "redacted_thinking":
+        if not b.get("data"):
+            out.append(Violation(f"{path}.data", "redacted_thinking.data: Field required"))
+    else:
+        out.append(Violation(path, f"unsupported block type {json.dumps(kind)}"))
+    return images

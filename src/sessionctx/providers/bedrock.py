@@ -1,0 +1,140 @@
+"""AWS Bedrock Converse: `{"messages", "system"?}` with strictly alternating roles."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.shared import Part, Policy, Prepared, Turn
+from sessionctx.providers.violations import Violation
+
+POLICY = Policy()
+FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+
+
+def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": [_message(t, cap) for t in prep.turns]}
+    system = "\n\n".join(s for s in prep.system if s.strip())
+    if system:
+        body["system"] = [{"text": system}]
+    return body
+
+
+def _message(turn: Turn, cap: Capability) -> dict[str, Any]:
+    role = "user" if turn.role == "system" else turn.role
+    return {"role": role, "content": [_block(p, cap) for p in turn.parts]}
+
+
+def _block(part: Part, cap: Capability) -> dict[str, Any]:
+    kind = part["type"]
+    if kind == "text":
+        return {"text": part["text"]}
+    if kind == "image":
+        return {"image": {"format": FORMATS.get(part["mime"], part["mime"]),
+                          "source": {"bytes": part["data"]}}}
+    if kind == "thinking":
+        if part["redacted"]:
+            return {"reasoningContent": {"redactedContent": part["signature"]}}
+        text: dict[str, Any] = {"text": part["text"]}
+        if cap.reasoning_signature and part.get("signature"):
+            text["signature"] = part["signature"]
+        return {"reasoningContent": {"reasoningText": text}}
+    if kind == "call":
+        return {"toolUse": {"toolUseId": part["id"], "name": part["name"], "input": part["args"]}}
+    if kind == "result":
+        out: dict[str, Any] = {"toolUseId": part["id"],
+                               "content": [_block(p, cap) for p in part["content"]]}
+        if part["is_error"]:
+            out["status"] = "error"
+        return {"toolResult": out}
+    return dict(part.get("block", part))
+
+
+def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
+    out: list[Violation] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return [Violation("messages", "messages must be a list")]
+    pattern = re.compile(cap.id_pattern)
+    images = 0
+    expect: list[str] = []
+    seen: set[str] = set()
+    for i, m in enumerate(messages):
+        path = f"messages[{i}]"
+        role = m.get("role")
+        content = m.get("content")
+        if role not in ("user", "assistant"):
+            out.append(Violation(f"{path}.role", f"invalid role {role!r}"))
+        if i == 0 and role != "user":
+            out.append(Violation(path, "A conversation must start with a user message"))
+        if i and messages[i - 1].get("role") == role:
+            out.append(Violation(path, "A conversation must alternate between user and "
+                                 "assistant roles."))
+        if not isinstance(content, list) or not content:
+            out.append(Violation(f"{path}.content", "content must be a non-empty array"))
+            content = []
+        results = [b["toolResult"].get("toolUseId") for b in content if "toolResult" in b]
+        if expect and sorted(map(str, results)) != sorted(expect):
+            out.append(Violation(f"{path}.content", "Expected toolResult blocks at "
+                                 f"{path}.content for the following Ids: {', '.join(expect)}"))
+        elif not expect and results:
+            out.append(Violation(f"{path}.content", "The number of toolResult blocks exceeds "
+                                 "the number of toolUse blocks of previous turn."))
+        expect = []
+        for j, b in enumerate(content):
+            bpath = f"{path}.content[{j}]"
+            images += _check(b, bpath, role, cap, pattern, seen, expect, out)
+    if cap.max_images is not None and images > cap.max_images:
+        out.append(Violation("messages", f"You can include up to {cap.max_images} images"))
+    return out
+
+
+def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re.Pattern[str],
+           seen: set[str], expect: list[str], out: list[Violation]) -> int:
+    keys = list(b)
+    if len(keys) != 1:
+        out.append(Violation(path, f"a content block holds exactly one member, found {keys}"))
+        return 0
+    key = keys[0]
+    value = b[key]
+    if key == "text":
+        if not str(value).strip():
+            out.append(Violation(path, "text blocks must not be empty"))
+    elif key == "image":
+        if role != "user":
+            out.append(Violation(path, "You can only include images and documents if the role "
+                                 "is user."))
+        if value.get("format") not in FORMATS.values():
+            out.append(Violation(path, f"image format {value.get('format')!r} not accepted"))
+        return 1
+    elif key == "toolUse":
+        tid = value.get("toolUseId")
+        if not isinstance(tid, str) or not pattern.match(tid) or len(tid) > cap.id_max_len:
+            out.append(Violation(f"{path}.toolUseId", "toolUseId must match [a-zA-Z0-9_-]+, "
+                                 f"length 1-{cap.id_max_len}"))
+        elif tid in seen:
+            out.append(Violation(f"{path}.toolUseId", "duplicate toolUseId"))
+        else:
+            seen.add(tid)
+            expect.append(tid)
+        if not isinstance(value.get("input"), dict):
+            out.append(Violation(f"{path}.input", "input must be a JSON object"))
+    elif key == "toolResult":
+        inner = value.get("content")
+        if not inner:
+            out.append(Violation(path, "The content field at toolResult cannot be empty"))
+        images = 0
+        for k, c in enumerate(inner or []):
+            images += _check(c, f"{path}.content[{k}]", role, cap, pattern, seen, [], out)
+        return images
+    elif key == "reasoningContent":
+        text = value.get("reasoningText")
+        if role != "assistant":
+            out.append(Violation(path, "reasoning belongs to assistant messages"))
+        if isinstance(text, dict) and "signature" in text and not cap.reasoning_signature:
+            out.append(Violation(path, "This model doesn't support the "
+                                 "reasoningContent.reasoningText.signature field"))
+    else:
+        out.append(Violation(path, f"unsupported content block {key!r}"))
+    return 0

@@ -1,0 +1,88 @@
+"""What each provider and model family accepts, in one table instead of constants in code.
+
+A row is picked by provider and the longest model-family prefix that matches the model; every
+provider has a default model, so `--model` is optional. Sources: provider-rules.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ANTHROPIC = "anthropic"
+OPENAI_CHAT = "openai-chat"
+OPENAI_RESPONSES = "openai-responses"
+GEMINI = "gemini"
+BEDROCK = "bedrock"
+PROVIDERS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI, BEDROCK)
+
+SAFE_ID = r"^[a-zA-Z0-9_-]+$"
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    """The limits of one provider and model family that a request body must respect."""
+
+    provider: str
+    family: str
+    default_model: str
+    id_pattern: str = SAFE_ID
+    id_max_len: int = 64
+    max_images: int | None = None
+    max_image_px: int | None = None
+    # more than `many_images` images in one request lowers the pixel limit to `many_image_px`
+    many_images: int | None = None
+    many_image_px: int | None = None
+    # the `api` values of stored assistant messages whose reasoning this provider can replay
+    thinking_apis: frozenset[str] = frozenset()
+    mid_system: bool = False
+    # Gemini 3: the first functionCall of each model turn must carry a thought signature
+    call_signature_required: bool = False
+    # Bedrock: reasoning signatures are accepted only by Claude models
+    reasoning_signature: bool = True
+    image_types: frozenset[str] = IMAGE_TYPES
+
+
+_ANT_APIS = frozenset({"anthropic-messages"})
+_GEMINI_IMAGES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"})
+_BEDROCK_APIS = frozenset({"bedrock-converse-stream", "bedrock-converse"})
+
+_ROWS = (
+    Capability(ANTHROPIC, "claude-", "claude-opus-4-8", max_images=100, max_image_px=8000,
+               many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS),
+    Capability(ANTHROPIC, "claude-opus-4-8", "claude-opus-4-8", max_images=600,
+               max_image_px=8000, many_images=20, many_image_px=2000,
+               thinking_apis=_ANT_APIS, mid_system=True),
+    Capability(ANTHROPIC, "claude-opus-5", "claude-opus-5", max_images=600, max_image_px=8000,
+               many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS, mid_system=True),
+    Capability(OPENAI_CHAT, "", "gpt-5.1", id_max_len=40),
+    Capability(OPENAI_RESPONSES, "", "gpt-5.1",
+               thinking_apis=frozenset({"openai-responses", "openai-codex-responses"})),
+    Capability(GEMINI, "", "gemini-3-pro", max_images=3000, image_types=_GEMINI_IMAGES,
+               thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
+               call_signature_required=True),
+    Capability(GEMINI, "gemini-2", "gemini-2.5-pro", max_images=3000, image_types=_GEMINI_IMAGES,
+               thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"})),
+    Capability(BEDROCK, "", "anthropic.claude-opus-4-8", max_images=20, max_image_px=8000,
+               thinking_apis=_BEDROCK_APIS, reasoning_signature=False),
+    Capability(BEDROCK, "anthropic.claude", "anthropic.claude-opus-4-8", max_images=20,
+               max_image_px=8000, thinking_apis=_BEDROCK_APIS),
+    Capability(BEDROCK, "us.anthropic.claude", "us.anthropic.claude-opus-4-8", max_images=20,
+               max_image_px=8000, thinking_apis=_BEDROCK_APIS),
+)
+
+DEFAULT_MODELS = {ANTHROPIC: "claude-opus-4-8", OPENAI_CHAT: "gpt-5.1",
+                  OPENAI_RESPONSES: "gpt-5.1", GEMINI: "gemini-3-pro",
+                  BEDROCK: "anthropic.claude-opus-4-8"}
+
+
+def capability(provider: str, model: str | None = None) -> tuple[Capability, str]:
+    """The row for `provider` and `model` (default model when None), and the model used."""
+    if provider not in PROVIDERS:
+        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+    chosen = model or DEFAULT_MODELS[provider]
+    own = [r for r in _ROWS if r.provider == provider]
+    rows = [r for r in own if chosen.startswith(r.family)]
+    if not rows:
+        return min(own, key=lambda r: len(r.family)), chosen
+    return max(rows, key=lambda r: len(r.family)), chosen

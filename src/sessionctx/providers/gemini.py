@@ -1,0 +1,128 @@
+"""Gemini generateContent: `{"contents", "systemInstruction"?}` with user and model turns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.shared import CALL_SIGNATURE_ADDED, Part, Policy, Prepared, Turn
+from sessionctx.providers.violations import Violation
+
+POLICY = Policy()
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+
+
+def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
+    contents = [_content(t, prep, cap) for t in prep.turns]
+    body: dict[str, Any] = {"contents": contents}
+    system = "\n\n".join(s for s in prep.system if s.strip())
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    return body
+
+
+def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
+    role = "model" if turn.role == "assistant" else turn.role
+    parts: list[dict[str, Any]] = []
+    trailing: list[dict[str, Any]] = []
+    first_call = True
+    for part in turn.parts:
+        if part["type"] == "call":
+            out: dict[str, Any] = {"functionCall": {"id": part["id"], "name": part["name"],
+                                                    "args": part["args"]}}
+            sig = part.get("signature")
+            if first_call and not sig and cap.call_signature_required:
+                sig = SKIP_SIGNATURE
+                prep.log(CALL_SIGNATURE_ADDED, "Gemini 3 requires a thought signature on the "
+                         "first functionCall of each step; this call has none it can replay",
+                         turn, id=part["id"])
+            if sig:
+                out["thoughtSignature"] = sig
+            first_call = False
+            parts.append(out)
+        elif part["type"] == "result":
+            texts = "\n".join(p["text"] for p in part["content"] if p["type"] == "text")
+            key = "error" if part["is_error"] else "output"
+            parts.append({"functionResponse": {"id": part["id"], "name": part["name"],
+                                               "response": {key: texts}}})
+            trailing.extend(_part(p) for p in part["content"] if p["type"] == "image")
+        else:
+            parts.append(_part(part))
+    return {"role": "user" if role == "system" else role, "parts": parts + trailing}
+
+
+def _part(part: Part) -> dict[str, Any]:
+    if part["type"] == "text":
+        return {"text": part["text"]}
+    if part["type"] == "image":
+        return {"inlineData": {"mimeType": part["mime"], "data": part["data"]}}
+    if part["type"] == "thinking":
+        out: dict[str, Any] = {"text": part["text"], "thought": True}
+        if part.get("signature"):
+            out["thoughtSignature"] = part["signature"]
+        return out
+    return dict(part.get("block", part))
+
+
+def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
+    out: list[Violation] = []
+    contents = body.get("contents")
+    if not isinstance(contents, list):
+        return [Violation("contents", "contents must be a list")]
+    prev_calls: list[dict[str, Any]] = []
+    prev_kind = None
+    for i, c in enumerate(contents):
+        path = f"contents[{i}]"
+        role = c.get("role")
+        parts = c.get("parts")
+        if role not in ("user", "model"):
+            out.append(Violation(f"{path}.role", "Please use a valid role: user, model."))
+        if i == 0 and role != "user":
+            out.append(Violation(path, "the first content must be a user turn"))
+        if not isinstance(parts, list) or not parts:
+            out.append(Violation(f"{path}.parts", "parts must not be empty"))
+            parts = []
+        calls = [p["functionCall"] for p in parts if "functionCall" in p]
+        responses = [p["functionResponse"] for p in parts if "functionResponse" in p]
+        if calls and prev_kind not in ("user", "response"):
+            out.append(Violation(path, "Please ensure that function call turn comes immediately "
+                                 "after a user turn or after a function response turn."))
+        if prev_calls:
+            if len(responses) != len(prev_calls) or \
+                    sorted(str(r.get("id")) for r in responses) != \
+                    sorted(str(x.get("id")) for x in prev_calls):
+                out.append(Violation(path, "Please ensure that the number of function response "
+                                     "parts is equal to the number of function call parts of "
+                                     "the function call turn."))
+        elif responses:
+            out.append(Violation(path, "Please ensure that function response turn comes "
+                                 "immediately after a function call turn"))
+        if calls and cap.call_signature_required:
+            first = next(p for p in parts if "functionCall" in p)
+            if not first.get("thoughtSignature"):
+                out.append(Violation(path, "Function call is missing a thought_signature in "
+                                     "functionCall parts"))
+        for j, p in enumerate(parts):
+            _check_part(p, f"{path}.parts[{j}]", role, cap, out)
+        prev_calls = calls
+        prev_kind = "response" if responses else ("user" if role == "user" else "model")
+    return out
+
+
+def _check_part(p: dict[str, Any], path: str, role: Any, cap: Capability,
+                out: list[Violation]) -> None:
+    keys = [k for k in ("text", "inlineData", "functionCall", "functionResponse") if k in p]
+    if len(keys) != 1:
+        out.append(Violation(path, f"a part holds exactly one kind of data, found {keys}"))
+        return
+    signed_thought = p.get("thought") is True and bool(p.get("thoughtSignature"))
+    if keys[0] == "text" and not str(p["text"]).strip() and not signed_thought:
+        out.append(Violation(path, "empty text part"))
+    elif keys[0] == "inlineData" and p["inlineData"].get("mimeType") not in cap.image_types:
+        out.append(Violation(path, "unsupported inline data type"))
+    elif keys[0] == "functionCall" and role != "model":
+        out.append(Violation(path, "function calls belong to model turns"))
+    elif keys[0] == "functionCall" and not isinstance(p["functionCall"].get("args"), dict):
+        out.append(Violation(path, "functionCall.args must be an object"))
+    elif keys[0] == "functionResponse" and role != "user":
+        out.append(Violation(path, "function responses belong to user turns"))

@@ -1,0 +1,85 @@
+"""Image sizes read from file headers, and downscaling when Pillow is installed.
+
+Providers reject images over a pixel limit, and the image then stays in history and fails every
+later turn; reading the header is enough to know, without decoding the image.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import struct
+
+
+def decode(data: str) -> bytes | None:
+    """The bytes of a base64 image, or None when it is not valid base64."""
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def dimensions(raw: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG, GIF, WebP or JPEG header; None for anything else."""
+    if raw[:8] == b"\x89PNG\r\n\x1a\n" and len(raw) >= 24:
+        w, h = struct.unpack(">II", raw[16:24])
+        return int(w), int(h)
+    if raw[:6] in (b"GIF87a", b"GIF89a") and len(raw) >= 10:
+        w, h = struct.unpack("<HH", raw[6:10])
+        return int(w), int(h)
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return _webp(raw)
+    if raw[:2] == b"\xff\xd8":
+        return _jpeg(raw)
+    return None
+
+
+def _webp(raw: bytes) -> tuple[int, int] | None:
+    chunk = raw[12:16]
+    if chunk == b"VP8X" and len(raw) >= 30:
+        w = int.from_bytes(raw[24:27], "little") + 1
+        h = int.from_bytes(raw[27:30], "little") + 1
+        return w, h
+    if chunk == b"VP8L" and len(raw) >= 25:
+        bits = int.from_bytes(raw[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8 " and len(raw) >= 30:
+        w, h = struct.unpack("<HH", raw[26:30])
+        return int(w) & 0x3FFF, int(h) & 0x3FFF
+    return None
+
+
+def _jpeg(raw: bytes) -> tuple[int, int] | None:
+    i = 2
+    while i + 9 < len(raw):
+        if raw[i] != 0xFF:
+            i += 1
+            continue
+        marker = raw[i + 1]
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7 or marker == 0xFF:
+            i += 1 if marker == 0xFF else 2
+            continue
+        length = int.from_bytes(raw[i + 2:i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            h, w = struct.unpack(">HH", raw[i + 5:i + 9])
+            return int(w), int(h)
+        i += 2 + length
+    return None
+
+
+def downscale(raw: bytes, mime: str, limit: int) -> bytes | None:
+    """The image shrunk to fit `limit` px on each side, or None when Pillow is not installed."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+    try:
+        with Image.open(io.BytesIO(raw)) as img:
+            img.thumbnail((limit, limit))
+            out = io.BytesIO()
+            fmt = {"image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}.get(mime, "PNG")
+            img.save(out, format=fmt)
+            return out.getvalue()
+    except (OSError, ValueError):
+        return None

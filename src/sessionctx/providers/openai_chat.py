@@ -1,0 +1,175 @@
+"""OpenAI Chat Completions: `{"messages"}` with the system prompt as a leading message."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.shared import (
+    TOOL_IMAGES_MOVED,
+    Part,
+    Policy,
+    Prepared,
+    Turn,
+    data_url,
+    json_text,
+)
+from sessionctx.providers.violations import Violation
+
+POLICY = Policy(merge_roles=False, first_user=False, system_inline=True)
+
+
+def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    system = "\n\n".join(s for s in prep.system if s.strip())
+    if system:
+        messages.append({"role": "system", "content": system})
+    for turn in prep.turns:
+        messages.extend(_messages(turn, prep))
+    return {"messages": messages}
+
+
+def _messages(turn: Turn, prep: Prepared) -> list[dict[str, Any]]:
+    if turn.role == "assistant":
+        text = "".join(p["text"] for p in turn.parts if p["type"] == "text")
+        msg: dict[str, Any] = {"role": "assistant", "content": text or None}
+        calls = [{"id": p["id"], "type": "function",
+                  "function": {"name": p["name"], "arguments": json_text(p["args"])}}
+                 for p in turn.parts if p["type"] == "call"]
+        if calls:
+            msg["tool_calls"] = calls
+        return [msg]
+    if turn.role == "system":
+        return [{"role": "system",
+                 "content": "\n\n".join(p["text"] for p in turn.parts if p["type"] == "text")}]
+    out: list[dict[str, Any]] = []
+    moved: list[dict[str, Any]] = []
+    for part in turn.parts:
+        if part["type"] != "result":
+            continue
+        texts = [p["text"] for p in part["content"] if p["type"] == "text"]
+        pics = [p for p in part["content"] if p["type"] == "image"]
+        if not prep.repaired:
+            out.append({"role": "tool", "tool_call_id": part["id"],
+                        "content": [_user_part(p) for p in part["content"]]})
+            continue
+        out.append({"role": "tool", "tool_call_id": part["id"],
+                    "content": "\n".join(texts) or (f"({len(pics)} image(s) follow)" if pics
+                                                    else "")})
+        if pics:
+            moved.append({"type": "text", "text": f"Images from the result of tool call "
+                                                  f"{part['id']}:"})
+            moved.extend(_user_part(p) for p in pics)
+            prep.log(TOOL_IMAGES_MOVED, "Image URLs are only allowed for messages with role "
+                     "'user'; the tool's images were put in a following user message", turn,
+                     id=part["id"])
+    rest = [_user_part(p) for p in turn.parts if p["type"] != "result"]
+    content = moved + rest
+    if content:
+        out.append({"role": "user", "content": content})
+    return out
+
+
+def _user_part(part: Part) -> dict[str, Any]:
+    if part["type"] == "image":
+        return {"type": "image_url", "image_url": {"url": data_url(part)}}
+    if part["type"] == "text":
+        return {"type": "text", "text": part["text"]}
+    if part["type"] == "thinking":
+        return {"type": "text", "text": part["text"]}
+    return dict(part.get("block", part))
+
+
+def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
+    out: list[Violation] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return [Violation("messages", "messages must be a list")]
+    pattern = re.compile(cap.id_pattern)
+    open_ids: list[str] = []
+    seen: set[str] = set()
+    for i, m in enumerate(messages):
+        path = f"messages[{i}]"
+        role = m.get("role")
+        if open_ids and role != "tool":
+            out.append(Violation(path, "An assistant message with 'tool_calls' must be followed "
+                                 "by tool messages responding to each 'tool_call_id'. Missing: "
+                                 + ", ".join(open_ids)))
+            open_ids = []
+        if role == "tool":
+            tid = m.get("tool_call_id")
+            if tid not in open_ids:
+                out.append(Violation(path, "messages with role 'tool' must be a response to a "
+                                     "preceeding message with 'tool_calls'"))
+            else:
+                open_ids.remove(tid)
+            _check_content(m.get("content"), path, role, out, allow_empty=False)
+        elif role == "assistant":
+            calls = m.get("tool_calls") or []
+            if not calls and not _has_text(m.get("content")):
+                out.append(Violation(path, "assistant messages need content or tool_calls"))
+            if m.get("content") is not None:
+                _check_content(m["content"], path, role, out, allow_empty=bool(calls))
+            for j, c in enumerate(calls):
+                cpath = f"{path}.tool_calls[{j}]"
+                tid = c.get("id")
+                if not isinstance(tid, str) or len(tid) > cap.id_max_len or \
+                        not pattern.match(tid):
+                    out.append(Violation(f"{cpath}.id", "string too long or invalid: expected "
+                                         f"at most {cap.id_max_len} characters matching "
+                                         f"{cap.id_pattern}"))
+                elif tid in seen:
+                    out.append(Violation(f"{cpath}.id", "duplicate tool_call id"))
+                else:
+                    seen.add(tid)
+                    open_ids.append(tid)
+                _check_arguments(c.get("function", {}).get("arguments"), f"{cpath}.function",
+                                 out)
+        elif role in ("user", "system", "developer"):
+            _check_content(m.get("content"), path, role, out, allow_empty=False)
+        else:
+            out.append(Violation(f"{path}.role", f"unknown role {role!r}"))
+    if open_ids:
+        out.append(Violation("messages", "tool_calls without tool messages: "
+                             + ", ".join(open_ids)))
+    return out
+
+
+def _has_text(content: Any) -> bool:
+    if isinstance(content, str):
+        return bool(content.strip())
+    return isinstance(content, list) and any(
+        isinstance(p, dict) and str(p.get("text", "")).strip() for p in content)
+
+
+def _check_arguments(args: Any, path: str, out: list[Violation]) -> None:
+    try:
+        ok = isinstance(json.loads(args), dict) if isinstance(args, str) else False
+    except ValueError:
+        ok = False
+    if not ok:
+        out.append(Violation(f"{path}.arguments", "arguments must be a JSON object string"))
+
+
+def _check_content(content: Any, path: str, role: Any, out: list[Violation],
+                   allow_empty: bool) -> None:
+    if isinstance(content, str):
+        if not content.strip() and not allow_empty and role != "tool":
+            out.append(Violation(f"{path}.content", "content must not be empty"))
+        return
+    if not isinstance(content, list) or (not content and not allow_empty):
+        out.append(Violation(f"{path}.content", "content must be a string or a non-empty list"))
+        return
+    for j, p in enumerate(content):
+        kind = p.get("type") if isinstance(p, dict) else None
+        if kind == "image_url" and role != "user":
+            out.append(Violation(f"{path}.content[{j}]", "Image URLs are only allowed for "
+                                 f"messages with role 'user', but this message with role "
+                                 f"'{role}' contains an image URL."))
+        elif kind == "text":
+            if not str(p.get("text", "")).strip():
+                out.append(Violation(f"{path}.content[{j}]", "empty text part"))
+        elif kind != "image_url":
+            out.append(Violation(f"{path}.content[{j}]", f"unsupported part type {kind!r}"))

@@ -1,0 +1,199 @@
+"""OpenAI Responses: `{"input", "instructions"?}` as message, function_call, function_call_output
+and reasoning items."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.shared import (
+    Part,
+    Policy,
+    Prepared,
+    Turn,
+    data_url,
+    json_text,
+    reasoning_item,
+)
+from sessionctx.providers.violations import Violation
+
+POLICY = Policy(merge_roles=False, first_user=False, system_inline=True)
+
+
+def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
+    items: list[dict[str, Any]] = []
+    for turn in prep.turns:
+        items.extend(_items(turn))
+    body: dict[str, Any] = {"input": items}
+    system = "\n\n".join(s for s in prep.system if s.strip())
+    if system:
+        body["instructions"] = system
+    return body
+
+
+def _items(turn: Turn) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if turn.role == "assistant":
+        text: list[str] = []
+        for part in turn.parts:
+            if part["type"] == "text":
+                text.append(part["text"])
+                continue
+            if text:
+                out.append({"type": "message", "role": "assistant", "content": "".join(text)})
+                text = []
+            if part["type"] == "thinking":
+                item = reasoning_item(part["signature"] or "") or {
+                    "type": "reasoning", "id": part["signature"], "summary": []}
+                out.append(_clean_reasoning(item))
+            elif part["type"] == "call":
+                call = {"type": "function_call", "call_id": part["id"], "name": part["name"],
+                        "arguments": json_text(part["args"])}
+                if part.get("item_id"):
+                    call["id"] = part["item_id"]
+                out.append(call)
+            else:
+                out.append(dict(part.get("block", part)))
+        if text:
+            out.append({"type": "message", "role": "assistant", "content": "".join(text)})
+        return out
+    content: list[dict[str, Any]] = []
+    for part in turn.parts:
+        if part["type"] == "result":
+            out.append({"type": "function_call_output", "call_id": part["id"],
+                        "output": _output(part["content"])})
+        else:
+            content.append(_input_part(part))
+    if content:
+        role = "system" if turn.role == "system" else "user"
+        out.append({"type": "message", "role": role, "content": content})
+    return out
+
+
+def _clean_reasoning(item: dict[str, Any]) -> dict[str, Any]:
+    keep = ("type", "id", "summary", "encrypted_content", "content", "status")
+    out = {k: v for k, v in item.items() if k in keep and v is not None}
+    out.setdefault("summary", [])
+    return out
+
+
+def _output(content: list[Part]) -> Any:
+    if all(p["type"] == "text" for p in content):
+        return "\n".join(p["text"] for p in content)
+    return [_input_part(p) for p in content]
+
+
+def _input_part(part: Part) -> dict[str, Any]:
+    if part["type"] == "image":
+        return {"type": "input_image", "image_url": data_url(part), "detail": "auto"}
+    if part["type"] in ("text", "thinking"):
+        return {"type": "input_text", "text": part["text"]}
+    return dict(part.get("block", part))
+
+
+def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
+    out: list[Violation] = []
+    items = body.get("input")
+    if not isinstance(items, list):
+        return [Violation("input", "input must be a list of items")]
+    pattern = re.compile(cap.id_pattern)
+    calls: dict[str, int] = {}
+    answered: set[str] = set()
+    for i, item in enumerate(items):
+        path = f"input[{i}]"
+        kind = item.get("type")
+        nxt = items[i + 1] if i + 1 < len(items) else None
+        if kind == "function_call":
+            cid = item.get("call_id")
+            if not isinstance(cid, str) or len(cid) > cap.id_max_len or not pattern.match(cid):
+                out.append(Violation(f"{path}.call_id", "string too long or invalid: expected "
+                                     f"at most {cap.id_max_len} characters"))
+            elif cid in calls:
+                out.append(Violation(f"{path}.call_id", f"duplicate call_id {cid}"))
+            else:
+                calls[cid] = i
+            _check_args(item.get("arguments"), path, out)
+            if item.get("id") is not None and not _after_reasoning(items, i):
+                out.append(Violation(f"{path}.id", f"Item '{item['id']}' of type "
+                                     "'function_call' was provided without its required "
+                                     "'reasoning' item"))
+        elif kind == "function_call_output":
+            cid = item.get("call_id")
+            if cid not in calls:
+                out.append(Violation(path, "No tool call found for function call output with "
+                                     f"call_id {cid}"))
+            elif cid in answered:
+                out.append(Violation(path, f"second output for call_id {cid}"))
+            answered.add(str(cid))
+            _check_output(item.get("output"), path, out)
+        elif kind == "reasoning":
+            if not item.get("encrypted_content") and not str(item.get("id", "")).startswith("rs_"):
+                out.append(Violation(path, "reasoning items need their id and encrypted_content"))
+            if nxt is None or nxt.get("type") not in ("message", "function_call", "reasoning") \
+                    or (nxt.get("type") == "message" and nxt.get("role") != "assistant"):
+                out.append(Violation(path, f"Item '{item.get('id')}' of type 'reasoning' was "
+                                     "provided without its required following item"))
+        elif kind == "message":
+            _check_message(item, path, out)
+        else:
+            out.append(Violation(path, f"unsupported item type {kind!r}"))
+    for cid, at in calls.items():
+        if cid not in answered:
+            out.append(Violation(f"input[{at}]", f"No tool output found for function call {cid}"))
+    instructions = body.get("instructions")
+    if instructions is not None and not str(instructions).strip():
+        out.append(Violation("instructions", "instructions must not be blank"))
+    return out
+
+
+def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
+    j = i - 1
+    while j >= 0 and items[j].get("type") in ("function_call", "message") and \
+            items[j].get("role", "assistant") == "assistant":
+        j -= 1
+    return j >= 0 and items[j].get("type") == "reasoning"
+
+
+def _check_args(args: Any, path: str, out: list[Violation]) -> None:
+    try:
+        ok = isinstance(args, str) and isinstance(json.loads(args), dict)
+    except ValueError:
+        ok = False
+    if not ok:
+        out.append(Violation(f"{path}.arguments", "arguments must be a JSON object string"))
+
+
+def _check_output(output: Any, path: str, out: list[Violation]) -> None:
+    if isinstance(output, str):
+        return
+    if not isinstance(output, list):
+        out.append(Violation(f"{path}.output", "output must be a string or a list of parts"))
+        return
+    for j, p in enumerate(output):
+        if p.get("type") not in ("input_text", "input_image"):
+            out.append(Violation(f"{path}.output[{j}]", f"unsupported part {p.get('type')!r}"))
+
+
+def _check_message(item: dict[str, Any], path: str, out: list[Violation]) -> None:
+    role = item.get("role")
+    content = item.get("content")
+    if role not in ("user", "assistant", "system", "developer"):
+        out.append(Violation(f"{path}.role", f"unknown role {role!r}"))
+    if isinstance(content, str):
+        if not content.strip():
+            out.append(Violation(f"{path}.content", "empty message content"))
+        return
+    if not isinstance(content, list) or not content:
+        out.append(Violation(f"{path}.content", "message content must not be empty"))
+        return
+    for j, p in enumerate(content):
+        kind = p.get("type")
+        if kind == "input_image" and role != "user":
+            out.append(Violation(f"{path}.content[{j}]", "images only in user messages"))
+        elif kind == "input_text":
+            if not str(p.get("text", "")).strip():
+                out.append(Violation(f"{path}.content[{j}]", "empty text part"))
+        elif kind != "input_image":
+            out.append(Violation(f"{path}.content[{j}]", f"unsupported part {kind!r}"))

@@ -1,0 +1,414 @@
+"""One test per provider rule, named after the real API error the rule prevents."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import sys
+from typing import Any
+
+import pytest
+
+from sessionctx.context import build_context
+from sessionctx.providers import (
+    PROVIDERS,
+    BuildRequestOptions,
+    build_from_messages,
+    build_request,
+    naive_request,
+    shared,
+    validate,
+)
+from sessionctx.providers import images as img
+from sessionctx.providers.capabilities import capability
+from tests.conftest import assistant, call, image, recs, result, text, user
+from tests.sdk_types import sdk_check
+
+Msg = dict[str, Any]
+
+
+def build(provider: str, *messages: Msg, model: str | None = None, system: str | None = None,
+          as_text: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """Build through the core context, assert the body is valid, return body and change kinds."""
+    ctx = build_context(recs(*messages))
+    req = build_request(ctx, provider, model, system, BuildRequestOptions(as_text))
+    assert validate(req.body, provider, model) == []
+    sdk_check(provider, req.body)
+    return req.body, [c.kind for c in req.changes]
+
+
+def naive_errors(provider: str, *messages: Msg, model: str | None = None) -> str:
+    ctx = build_context(recs(*messages))
+    body = naive_request(ctx.messages, provider, model).body
+    return " | ".join(v.message for v in validate(body, provider, model))
+
+
+def png(width: int, height: int) -> str:
+    from PIL import Image
+    out = io.BytesIO()
+    Image.new("RGB", (width, height)).save(out, format="PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
+PARALLEL = (user("go"), assistant(call("a"), call("b")), user("meanwhile"),
+            result("a"), result("b"))
+
+
+# ---------------------------------------------------------------- tool result placement
+
+def test_anthropic_results_first_in_next_user_message() -> None:
+    # prevents: "Did not find 2 tool_result block(s) at the beginning of this message"
+    assert "Did not find" in naive_errors("anthropic", *PARALLEL)
+    body, kinds = build("anthropic", *PARALLEL)
+    content = body["messages"][2]["content"]
+    assert [b["type"] for b in content] == ["tool_result", "tool_result", "text"]
+    assert shared.RESULTS_MOVED in kinds
+
+
+def test_bedrock_results_in_next_user_message() -> None:
+    # prevents: "Expected toolResult blocks at messages.2.content for the following Ids"
+    assert "Expected toolResult blocks" in naive_errors("bedrock", *PARALLEL)
+    body, _ = build("bedrock", *PARALLEL)
+    assert [next(iter(b)) for b in body["messages"][2]["content"]] == \
+        ["toolResult", "toolResult", "text"]
+
+
+def test_openai_chat_one_tool_message_per_call_right_after() -> None:
+    # prevents: "An assistant message with 'tool_calls' must be followed by tool messages
+    # responding to each 'tool_call_id'"
+    assert "must be followed by tool messages" in naive_errors("openai-chat", *PARALLEL)
+    body, _ = build("openai-chat", *PARALLEL)
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "tool", "tool", "user"]
+
+
+def test_responses_call_output_pairing() -> None:
+    # prevents: "No tool output found for function call call_..."
+    body, _ = build("openai-responses", *PARALLEL)
+    kinds = [i.get("type") for i in body["input"]]
+    assert kinds == ["message", "function_call", "function_call", "function_call_output",
+                     "function_call_output", "message"]
+    bad = {"input": [{"type": "function_call", "call_id": "x", "name": "f",
+                      "arguments": "{}"}]}
+    assert "No tool output found" in validate(bad, "openai-responses")[0].message
+
+
+def test_gemini_equal_call_and_response_parts() -> None:
+    # prevents: "Please ensure that the number of function response parts is equal to the
+    # number of function call parts of the function call turn."
+    assert "number of function response parts" in naive_errors("gemini", *PARALLEL)
+    body, _ = build("gemini", *PARALLEL)
+    roles = [c["role"] for c in body["contents"]]
+    assert roles == ["user", "model", "user"]
+    parts = body["contents"][2]["parts"]
+    assert [next(iter(p)) for p in parts] == ["functionResponse", "functionResponse", "text"]
+
+
+def test_gemini_first_call_carries_a_thought_signature() -> None:
+    # prevents: "Function call ... is missing a thought_signature in functionCall parts"
+    body, kinds = build("gemini", *PARALLEL)
+    calls = body["contents"][1]["parts"]
+    assert calls[0]["thoughtSignature"] == "skip_thought_signature_validator"
+    assert "thoughtSignature" not in calls[1]
+    assert shared.CALL_SIGNATURE_ADDED in kinds
+    body2, _ = build("gemini", *PARALLEL, model="gemini-2.5-pro")
+    assert "thoughtSignature" not in body2["contents"][1]["parts"][0]
+
+
+def test_orphan_result_is_never_sent() -> None:
+    # prevents: "unexpected tool_use_id found in tool_result blocks"
+    msgs = [user("a"), assistant(text("b")), {"role": "toolResult", "toolCallId": "zz",
+                                              "content": [text("x")]}]
+    req = shared.prepare(msgs, None, capability("anthropic")[0], "claude-opus-4-8",
+                         shared.Policy())
+    assert all(p["type"] != "result" for t in req.turns for p in t.parts)
+    assert shared.RESULT_WITHOUT_CALL in [c.kind for c in req.changes]
+
+
+# ---------------------------------------------------------------- ids
+
+def test_ids_rewritten_to_pattern_same_on_call_and_result() -> None:
+    # prevents: "tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"
+    msgs = (user("go"), assistant(call("fs.read:1")), result("fs.read:1"))
+    assert "should match pattern" in naive_errors("anthropic", *msgs)
+    body, kinds = build("anthropic", *msgs)
+    use = body["messages"][1]["content"][0]["id"]
+    assert body["messages"][2]["content"][0]["tool_use_id"] == use
+    assert use.startswith("fs_read_1") and shared.ID_REWRITTEN in kinds
+    again, _ = build("anthropic", *msgs)
+    assert again == body  # deterministic, so prompt caches hold
+
+
+def test_openai_chat_ids_at_most_40_characters() -> None:
+    # prevents: "Invalid 'messages[1].tool_calls[0].id': string too long. Expected a string
+    # with maximum length 40"
+    long_id = "toolu_" + "x" * 60
+    msgs = (user("go"), assistant(call(long_id)), result(long_id))
+    assert "at most 40" in naive_errors("openai-chat", *msgs)
+    body, _ = build("openai-chat", *msgs)
+    new = body["messages"][1]["tool_calls"][0]["id"]
+    assert len(new) <= 40 and body["messages"][2]["tool_call_id"] == new
+
+
+def test_responses_call_id_at_most_64() -> None:
+    # prevents: "Invalid 'input[95].call_id': string too long. Expected ... maximum length 64"
+    long_id = "c" * 80
+    body, _ = build("openai-responses", user("go"), assistant(call(long_id)), result(long_id))
+    assert len(body["input"][1]["call_id"]) <= 64
+
+
+def test_id_collisions_resolved() -> None:
+    msgs = (user("go"), assistant(call("a.b"), call("a_b")), result("a.b", "one"),
+            result("a_b", "two"))
+    body, _ = build("anthropic", *msgs)
+    ids = [b["id"] for b in body["messages"][1]["content"]]
+    assert len(set(ids)) == 2
+    res = {b["tool_use_id"]: b["content"][0]["text"] for b in body["messages"][2]["content"]}
+    assert res[ids[0]] == "one" and res[ids[1]] == "two"
+
+
+def test_duplicate_call_ids_renamed() -> None:
+    # prevents: "messages.1.content.1: tool_use ids must be unique"
+    msgs = [user("go"), assistant(call("x")), result("x", "first"), assistant(call("x")),
+            result("x", "second")]
+    cap, model = capability("anthropic")
+    prep = shared.prepare(msgs, None, cap, model, shared.Policy())
+    ids = [p["id"] for t in prep.turns for p in t.parts if p["type"] == "call"]
+    outs = {p["id"]: p["content"][0]["text"] for t in prep.turns for p in t.parts
+            if p["type"] == "result"}
+    assert ids == ["x", "x_2"] and outs == {"x": "first", "x_2": "second"}
+    assert shared.DUPLICATE_ID_RENAMED in [c.kind for c in prep.changes]
+
+
+def test_responses_pipe_ids_split_into_call_id() -> None:
+    msgs = (user("go"), assistant(call("call_1|fc_9")), result("call_1|fc_9"))
+    body, kinds = build("openai-responses", *msgs)
+    assert body["input"][1]["call_id"] == "call_1" and "id" not in body["input"][1]
+    assert body["input"][2]["call_id"] == "call_1"
+    assert shared.REASONING_ID_REMOVED in kinds
+
+
+# ---------------------------------------------------------------- arguments
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_malformed_arguments_kept_recoverably(provider: str) -> None:
+    # prevents: OpenAI "arguments ... is not valid JSON" / Anthropic "input: Input should be a
+    # valid dictionary"
+    bad = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": '{"cmd": "ls'}
+    msgs = (user("go"), assistant(bad), result("c1"))
+    body, kinds = build(provider, *msgs)
+    assert shared.ARGUMENTS_REPAIRED in kinds
+    assert '{"cmd": "ls' in raw_arguments(body)
+
+
+def raw_arguments(obj: Any) -> list[str]:
+    """Every value kept under the raw-arguments marker, in argument strings too."""
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except ValueError:
+            return []
+        if not isinstance(obj, dict):
+            return []
+    if isinstance(obj, dict):
+        found = [obj[shared.RAW_ARGUMENTS_KEY]] if shared.RAW_ARGUMENTS_KEY in obj else []
+        return found + [r for v in obj.values() for r in raw_arguments(v)]
+    if isinstance(obj, list):
+        return [r for v in obj for r in raw_arguments(v)]
+    return []
+
+
+def test_repair_arguments() -> None:
+    assert shared.repair_arguments('{"a": 1}') == ({"a": 1}, False)
+    assert shared.repair_arguments("[1]") == ({shared.RAW_ARGUMENTS_KEY: "[1]"}, True)
+    assert shared.repair_arguments(None) == ({}, True)
+    assert shared.repair_arguments(3) == ({shared.RAW_ARGUMENTS_KEY: "3"}, True)
+
+
+# ---------------------------------------------------------------- thinking
+
+def thinking(t: str, sig: str | None = "sig") -> Msg:
+    return {"type": "thinking", "thinking": t, "thinkingSignature": sig}
+
+
+def test_anthropic_thinking_replayed_to_same_model_only() -> None:
+    # prevents: "messages.1.content.0.thinking.signature: Field required" and replaying
+    # thinking to a model that did not produce it
+    own = assistant(thinking("hmm"), text("hi"), api="anthropic-messages",
+                    model="claude-opus-4-8")
+    body, _ = build("anthropic", user("q"), own, user("more"))
+    assert body["messages"][1]["content"][0] == {"type": "thinking", "thinking": "hmm",
+                                                 "signature": "sig"}
+    other = assistant(thinking("hmm"), text("hi"), api="openai-responses", model="gpt-5")
+    body, kinds = build("anthropic", user("q"), other, user("more"))
+    assert [b["type"] for b in body["messages"][1]["content"]] == ["text"]
+    assert shared.THINKING_DROPPED in kinds
+    body, kinds = build("anthropic", user("q"), other, user("more"), as_text=True)
+    assert body["messages"][1]["content"][0] == {"type": "text", "text": "hmm"}
+    assert shared.THINKING_AS_TEXT in kinds
+
+
+def test_anthropic_final_block_cannot_be_thinking() -> None:
+    # prevents: "The final block in an assistant message cannot be thinking"
+    only = assistant(thinking("hmm"), api="anthropic-messages", model="claude-opus-4-8")
+    msgs = (user("q"), only, user("more"))
+    assert "cannot be thinking" in naive_errors("anthropic", *msgs)
+    body, _ = build("anthropic", *msgs)
+    assert all(b["type"] != "thinking" for m in body["messages"] for b in m["content"])
+
+
+def test_responses_reasoning_item_replayed_with_its_call() -> None:
+    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"}
+    msg = assistant(thinking("", json.dumps(item)), call("call_1|fc_1"),
+                    api="openai-responses", model="gpt-5.1")
+    body, _ = build("openai-responses", user("q"), msg, result("call_1|fc_1"))
+    assert body["input"][1] == item
+    assert body["input"][2]["id"] == "fc_1"
+    # another model: the reasoning goes and so does the fc_ id
+    # prevents: "Item 'fc_1' of type 'function_call' was provided without its required
+    # 'reasoning' item: 'rs_1'"
+    body, kinds = build("openai-responses", user("q"), msg, result("call_1|fc_1"),
+                        model="gpt-4.1")
+    assert [i["type"] for i in body["input"]][1] == "function_call"
+    assert "id" not in body["input"][1]
+    assert shared.REASONING_ID_REMOVED in kinds
+
+
+def test_bedrock_reasoning_signature_only_for_claude() -> None:
+    # prevents: "This model doesn't support the reasoningContent.reasoningText.signature field"
+    bad = {"messages": [{"role": "user", "content": [{"text": "q"}]},
+                        {"role": "assistant", "content": [
+                            {"reasoningContent": {"reasoningText": {"text": "t",
+                                                                    "signature": "s"}}},
+                            {"text": "a"}]}]}
+    assert validate(bad, "bedrock", "amazon.nova-pro") != []
+    assert validate(bad, "bedrock", "anthropic.claude-opus-4-8") == []
+
+
+# ---------------------------------------------------------------- empty blocks
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_empty_text_blocks_removed(provider: str) -> None:
+    # prevents: "messages: text content blocks must contain non-whitespace text"
+    msgs = (user("q"), assistant(text("  "), text("answer")), user("more"))
+    body, kinds = build(provider, *msgs)
+    assert '"  "' not in json.dumps(body)
+    assert shared.EMPTY_TEXT_REMOVED in kinds
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_empty_tool_output_marked(provider: str) -> None:
+    # prevents Bedrock "The content field at messages.<n>.content.0.toolResult cannot be empty"
+    # (the core build drops an empty result message, so the messages go in directly)
+    empty = {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": []}
+    req = build_from_messages([user("q"), assistant(call("c1")), empty], None, provider)
+    body, kinds = req.body, [c.kind for c in req.changes]
+    assert validate(body, provider) == []
+    sdk_check(provider, body)
+    assert shared.EMPTY_OUTPUT in json.dumps(body)
+    assert shared.EMPTY_OUTPUT_MARKED in kinds
+
+
+# ---------------------------------------------------------------- roles
+
+def test_bedrock_strict_alternation() -> None:
+    # prevents: "A conversation must alternate between user and assistant roles."
+    msgs = (user("a"), user("b"), assistant(text("c")), assistant(text("d")), user("e"))
+    assert "must alternate" in naive_errors("bedrock", *msgs)
+    body, kinds = build("bedrock", *msgs)
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert shared.TURNS_MERGED in kinds
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock", "gemini"])
+def test_first_message_is_user(provider: str) -> None:
+    # prevents Gemini "function call turn comes immediately after a user turn" on a history
+    # that starts with a model call, and Bedrock/Anthropic first-message errors
+    msgs = [assistant(text("hello")), user("hi")]
+    cap, model = capability(provider)
+    prep = shared.prepare(msgs, None, cap, model, shared.Policy())
+    assert prep.turns[0].role == "user"
+    assert shared.FIRST_USER_ADDED in [c.kind for c in prep.changes]
+
+
+def test_system_messages() -> None:
+    # prevents Anthropic "role 'system' is not supported on this model"
+    msgs = ({"role": "system", "content": "be brief"}, user("q"), assistant(text("a")),
+            {"role": "system", "content": "now longer"}, user("b"))
+    body, kinds = build("anthropic", *msgs, model="claude-sonnet-4-5", system="top")
+    assert body["system"] == "top\n\nbe brief"
+    assert all(m["role"] != "system" for m in body["messages"])
+    assert shared.SYSTEM_CONVERTED in kinds and shared.SYSTEM_HOISTED in kinds
+    chat, _ = build("openai-chat", *msgs, system="top")
+    assert chat["messages"][0] == {"role": "system", "content": "top\n\nbe brief"}
+    assert {"role": "system", "content": "now longer"} in chat["messages"]
+    gem, _ = build("gemini", *msgs, system="top")
+    assert gem["systemInstruction"] == {"parts": [{"text": "top\n\nbe brief"}]}
+
+
+# ---------------------------------------------------------------- images
+
+def test_openai_chat_tool_images_move_to_user_message() -> None:
+    # prevents: "Image URLs are only allowed for messages with role 'user', but this message
+    # with role 'tool' contains an image URL."
+    msgs = (user("q"), assistant(call("c1", "shot")), result("c1", "here", "shot", image()))
+    assert "only allowed for messages with role 'user'" in naive_errors("openai-chat", *msgs)
+    body, kinds = build("openai-chat", *msgs)
+    assert body["messages"][2] == {"role": "tool", "tool_call_id": "c1", "content": "here"}
+    assert body["messages"][3]["role"] == "user"
+    assert body["messages"][3]["content"][1]["type"] == "image_url"
+    assert shared.TOOL_IMAGES_MOVED in kinds
+
+
+def test_image_count_limit_replaces_oldest() -> None:
+    # prevents Bedrock "You can include up to 20 images"
+    msgs = [user("q", content=[image() for _ in range(22)])]
+    msgs[0]["content"].append(text("look"))
+    assert "up to 20 images" in naive_errors("bedrock", *msgs)
+    body, kinds = build("bedrock", *msgs)
+    blocks = body["messages"][0]["content"]
+    assert ["image" in b for b in blocks].count(True) == 20
+    assert "limit of 20 images" in blocks[0]["text"]
+    assert kinds.count(shared.IMAGE_OVER_LIMIT) == 2
+
+
+def test_oversize_image_downscaled_with_pillow() -> None:
+    # prevents Anthropic "At least one of the image dimensions exceed max allowed size"
+    msgs = (user("q", content=[text("see"), image(png(8100, 10))]),)
+    body, kinds = build("anthropic", *msgs)
+    data = body["messages"][0]["content"][1]["source"]["data"]
+    size = img.dimensions(base64.b64decode(data))
+    assert size is not None and max(size) <= 8000
+    assert shared.IMAGE_DOWNSCALED in kinds
+
+
+def test_oversize_image_note_without_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
+    msgs = (user("q", content=[text("see"), image(png(8100, 10))]),)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    body, kinds = build("anthropic", *msgs)
+    assert "8100x10 px" in body["messages"][0]["content"][1]["text"]
+    assert shared.IMAGE_OMITTED in kinds
+
+
+def test_many_images_lower_the_pixel_limit() -> None:
+    # over 20 images in one Anthropic request: 2000 px per side
+    big = png(2100, 10)
+    msgs = (user("q", content=[text("see"), *[image(big) for _ in range(21)]]),)
+    _, kinds = build("anthropic", *msgs)
+    assert kinds.count(shared.IMAGE_DOWNSCALED) == 21
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
+def test_dimensions_from_headers(fmt: str) -> None:
+    from PIL import Image
+    out = io.BytesIO()
+    Image.new("RGB", (123, 45)).save(out, format=fmt)
+    assert img.dimensions(out.getvalue()) == (123, 45)
+
+
+def test_unsupported_image_type_becomes_note() -> None:
+    msgs = (user("q", content=[text("see"), image(mime="image/bmp")]),)
+    assert "not accepted" in naive_errors("anthropic", *msgs)
+    body, kinds = build("anthropic", *msgs)
+    assert body["messages"][0]["content"][1]["type"] == "text"
+    assert shared.IMAGE_OMITTED in kinds
