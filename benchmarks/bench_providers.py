@@ -17,18 +17,19 @@ from sessionctx.records import Record, records_from_objects
 REPEATS = 5
 
 
-def synthetic(n: int) -> list[Record]:
-    """Tool loops with parallel calls, odd ids, thinking, empty blocks and a few images."""
+def synthetic(n: int, repairs: bool = True) -> list[Record]:
+    """Tool loops with parallel calls and a few images; with `repairs`, every call id needs
+    rewriting and every assistant turn has an empty block and foreign thinking to drop."""
     objects: list[dict[str, Any]] = []
     i = 0
     while len(objects) < n:
         objects.append({"role": "user", "content": [{"type": "text", "text": f"step {i}"}]})
-        ids = [f"call.{i}.{k}" for k in range(2)]
+        ids = [f"call.{i}.{k}" if repairs else f"call_{i}_{k}" for k in range(2)]
         objects.append({"role": "assistant", "api": "anthropic-messages",
                         "model": "claude-sonnet-4-5", "content": [
-                            {"type": "thinking", "thinking": "plan " * 20,
-                             "thinkingSignature": "sig" * 10},
-                            {"type": "text", "text": " "},
+                            *([{"type": "thinking", "thinking": "plan " * 20,
+                                "thinkingSignature": "sig" * 10},
+                               {"type": "text", "text": " "}] if repairs else []),
                             *[{"type": "toolCall", "id": c, "name": "bash",
                                "arguments": {"cmd": f"ls {i}"}} for c in ids]]})
         for c in ids:
@@ -55,7 +56,12 @@ def best(fn: Any) -> float:
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
-    records = synthetic(n)
+    for repairs in (True, False):
+        print("repair-heavy context:" if repairs else "context needing no repairs:")
+        run(synthetic(n, repairs), n)
+
+
+def run(records: list[Record], n: int) -> None:
     core = best(lambda: build_context(records))
     ctx = build_context(records)
     print(f"{n} records, {len(ctx.messages)} context messages; core build {core * 1000:.1f} ms "
