@@ -33,6 +33,9 @@ def sdk_check(provider: str, body: dict[str, Any]) -> None:
     The SDK TypedDicts declare content as Iterable, which pydantic validates lazily: the result
     is materialised so that nested blocks are checked too.
     """
+    if provider == "bedrock":
+        _botocore_check(body)
+        return
     key = {"anthropic": "messages", "openai-chat": "messages", "openai-responses": "input",
            "gemini": "contents"}.get(provider)
     adapter = _adapter(provider)
@@ -51,3 +54,32 @@ def _materialise(obj: Any) -> Any:
     if isinstance(obj, bytes):
         return obj.decode("latin-1")
     return list(obj)
+
+
+def _botocore_check(body: dict[str, Any]) -> None:
+    """Bedrock Converse input checked against botocore's service model (image bytes decoded,
+    as boto3 takes them)."""
+    import base64
+
+    import botocore.session  # type: ignore[import-untyped]
+    from botocore.validate import ParamValidator  # type: ignore[import-untyped]
+
+    if "bedrock" not in _ADAPTERS:
+        model = botocore.session.get_session().get_service_model("bedrock-runtime")
+        _ADAPTERS["bedrock"] = model.operation_model("Converse").input_shape
+    params = json.loads(json.dumps(body))
+
+    def decode(obj: Any) -> None:
+        if isinstance(obj, dict):
+            if "image" in obj and isinstance(obj["image"].get("source", {}).get("bytes"), str):
+                obj["image"]["source"]["bytes"] = base64.b64decode(obj["image"]["source"]["bytes"])
+            for value in obj.values():
+                decode(value)
+        elif isinstance(obj, list):
+            for value in obj:
+                decode(value)
+
+    decode(params)
+    report = ParamValidator().validate({"modelId": "m", **params}, _ADAPTERS["bedrock"])
+    if report.has_errors():
+        raise ValueError(report.generate_report())

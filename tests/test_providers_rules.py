@@ -412,3 +412,23 @@ def test_unsupported_image_type_becomes_note() -> None:
     body, kinds = build("anthropic", *msgs)
     assert body["messages"][0]["content"][1]["type"] == "text"
     assert shared.IMAGE_OMITTED in kinds
+
+
+# ---------------------------------------------------------------- capability table
+
+def test_model_picks_the_capability_row() -> None:
+    assert capability("anthropic")[0].family == "claude-opus-4-8"
+    assert capability("anthropic", "claude-sonnet-4-5")[0].family == "claude-"
+    assert not capability("anthropic", "claude-sonnet-4-5")[0].mid_system
+    assert capability("gemini", "gemini-2.5-flash")[0].call_signature_required is False
+    assert capability("bedrock", "amazon.nova-pro")[0].reasoning_signature is False
+    assert capability("openai-chat")[0].id_max_len == 40
+    with pytest.raises(ValueError, match="unknown provider"):
+        capability("nope")
+
+
+def test_anthropic_mid_conversation_system_on_models_that_accept_it() -> None:
+    msgs = (user("q"), {"role": "system", "content": "note"}, assistant(text("a")), user("b"))
+    body, _ = build("anthropic", *msgs, model="claude-opus-4-8")
+    assert body["messages"][1] == {"role": "system",
+                                   "content": [{"type": "text", "text": "note"}]}

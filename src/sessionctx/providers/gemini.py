@@ -118,7 +118,8 @@ def _check_part(p: dict[str, Any], path: str, role: Any, cap: Capability,
     signed_thought = p.get("thought") is True and bool(p.get("thoughtSignature"))
     if keys[0] == "text" and not str(p["text"]).strip() and not signed_thought:
         out.append(Violation(path, "empty text part"))
-    elif keys[0] == "inlineData" and p["inlineData"].get("mimeType") not in cap.image_types:
+    elif keys[0] == "inlineData" and p["inlineData"].get(
+            "mimeType", p["inlineData"].get("mime_type")) not in cap.image_types:
         out.append(Violation(path, "unsupported inline data type"))
     elif keys[0] == "functionCall" and role != "model":
         out.append(Violation(path, "function calls belong to model turns"))

@@ -181,8 +181,8 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     if not repair:
         prep.repaired = False
         return prep
-    for step in (_unsupported, _empty_text, _arguments, _unique_ids):
-        step(prep)
+    _clean_parts(prep)
+    _unique_ids(prep)
     _rewrite_ids(prep, cap)
     _place_results(prep)
     _thinking(prep, cap, model, policy.thinking_as_text)
@@ -200,20 +200,52 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     return prep
 
 
-def _unsupported(prep: Prepared) -> None:
+def _clean_parts(prep: Prepared) -> None:
+    """One pass for the per-block repairs: unsupported blocks, empty text, call arguments."""
     for turn in prep.turns:
-        for part in _all_parts(turn):
-            if part["type"] == "raw":
-                block = part["block"]
-                text = block.get("text")
-                if isinstance(text, str):
-                    part.clear()
-                    part.update({"type": "text", "text": text})
-                else:
-                    part["drop"] = True
-                    prep.log(UNSUPPORTED_BLOCK, f"block of type {block.get('type')!r} has no "
-                             "equivalent in provider requests", turn)
-        _compact(turn)
+        dirty = False
+        empty = 0
+        for part in turn.parts:
+            kind = part["type"]
+            if kind == "text":
+                if not part["text"].strip():
+                    part["drop"] = dirty = True
+                    empty += 1
+            elif kind == "call":
+                fixed, changed = repair_arguments(part["args"])
+                part["args"] = fixed
+                if changed:
+                    prep.log(ARGUMENTS_REPAIRED, "call arguments were not a JSON object; the "
+                             f"stored text is kept under {RAW_ARGUMENTS_KEY!r}", turn,
+                             id=part["id"])
+            elif kind == "raw":
+                dirty = True
+                _raw(prep, turn, part)
+            elif kind == "result":
+                for inner in part["content"]:
+                    if inner["type"] == "text" and not inner["text"].strip():
+                        inner["drop"] = dirty = True
+                        empty += 1
+                    elif inner["type"] == "raw":
+                        dirty = True
+                        _raw(prep, turn, inner)
+        if dirty:
+            _compact(turn)
+        if empty:
+            prep.log(EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks are rejected "
+                     "(text content blocks must be non-empty)", turn, count=empty)
+
+
+def _raw(prep: Prepared, turn: Turn, part: Part) -> None:
+    block = part["block"]
+    text = block.get("text")
+    if isinstance(text, str) and text.strip():
+        part.clear()
+        part.update({"type": "text", "text": text})
+    else:
+        part["drop"] = True
+        prep.log(UNSUPPORTED_BLOCK, f"block of type {block.get('type')!r} has no equivalent "
+                 "in provider requests", turn)
 
 
 def _all_parts(turn: Turn) -> list[Part]:
@@ -229,19 +261,6 @@ def _compact(turn: Turn) -> None:
     for part in turn.parts:
         if part["type"] == "result":
             part["content"] = [p for p in part["content"] if not p.get("drop")]
-
-
-def _empty_text(prep: Prepared) -> None:
-    for turn in prep.turns:
-        removed = 0
-        for part in _all_parts(turn):
-            if part["type"] == "text" and not part["text"].strip():
-                part["drop"] = True
-                removed += 1
-        if removed:
-            _compact(turn)
-            prep.log(EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks are rejected "
-                     "(text content blocks must be non-empty)", turn, count=removed)
 
 
 def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:
@@ -261,18 +280,6 @@ def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:
             return value, False
         return {RAW_ARGUMENTS_KEY: args}, True
     return {RAW_ARGUMENTS_KEY: json.dumps(args, ensure_ascii=False)}, True
-
-
-def _arguments(prep: Prepared) -> None:
-    for turn in prep.turns:
-        for part in turn.parts:
-            if part["type"] == "call":
-                fixed, changed = repair_arguments(part["args"])
-                part["args"] = fixed
-                if changed:
-                    prep.log(ARGUMENTS_REPAIRED, "call arguments were not a JSON object; the "
-                             f"stored text is kept under {RAW_ARGUMENTS_KEY!r}", turn,
-                             id=part["id"])
 
 
 def _unique_ids(prep: Prepared) -> None:

@@ -1,0 +1,79 @@
+"""The provider step's cost as a ratio to the core build's cost, on one synthetic 10k-message
+context (goal: <= 1.0 for every provider).
+
+Run: PYTHONPATH=src python benchmarks/bench_providers.py [messages]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from sessionctx.context import build_context
+from sessionctx.providers import PROVIDERS, build_request
+from sessionctx.records import Record, records_from_objects
+
+REPEATS = 5
+
+
+def synthetic(n: int, repairs: bool = True) -> list[Record]:
+    """Tool loops with parallel calls and a few images; with `repairs`, every call id needs
+    rewriting and every assistant turn has an empty block and foreign thinking to drop."""
+    objects: list[dict[str, Any]] = []
+    i = 0
+    while len(objects) < n:
+        objects.append({"role": "user", "content": [{"type": "text", "text": f"step {i}"}]})
+        ids = [f"call.{i}.{k}" if repairs else f"call_{i}_{k}" for k in range(2)]
+        objects.append({"role": "assistant", "api": "anthropic-messages",
+                        "model": "claude-sonnet-4-5", "content": [
+                            *([{"type": "thinking", "thinking": "plan " * 20,
+                                "thinkingSignature": "sig" * 10},
+                               {"type": "text", "text": " "}] if repairs else []),
+                            *[{"type": "toolCall", "id": c, "name": "bash",
+                               "arguments": {"cmd": f"ls {i}"}} for c in ids]]})
+        for c in ids:
+            content: list[dict[str, Any]] = [{"type": "text", "text": "out " * 50}]
+            if i % 50 == 0:
+                content.append({"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"})
+            objects.append({"role": "toolResult", "toolCallId": c, "toolName": "bash",
+                            "content": content, "isError": False})
+        objects.append({"role": "assistant", "api": "anthropic-messages",
+                        "model": "claude-sonnet-4-5",
+                        "content": [{"type": "text", "text": f"done {i}"}]})
+        i += 1
+    return records_from_objects(objects[:n])
+
+
+def best(fn: Any) -> float:
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    for repairs in (True, False):
+        print("repair-heavy context:" if repairs else "context needing no repairs:")
+        run(synthetic(n, repairs), n)
+
+
+def run(records: list[Record], n: int) -> None:
+    core = best(lambda: build_context(records))
+    ctx = build_context(records)
+    print(f"{n} records, {len(ctx.messages)} context messages; core build {core * 1000:.1f} ms "
+          f"(best of {REPEATS})")
+    worst = 0.0
+    for provider in PROVIDERS:
+        cost = best(lambda p=provider: build_request(ctx, p))
+        ratio = cost / core
+        worst = max(worst, ratio)
+        print(f"  {provider:<17} {cost * 1000:8.1f} ms   ratio {ratio:.2f}")
+    print(f"worst ratio {worst:.2f} (goal <= 1.0)")
+
+
+if __name__ == "__main__":
+    main()
