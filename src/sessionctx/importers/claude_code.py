@@ -133,7 +133,7 @@ class _Assistant:
         self.lineno = lineno
         self.entries: list[Obj] = []
         self.blocks: list[Obj] = []
-        self.seen: set[str] = set()
+        self.seen: list[Any] = []  # the source blocks held, to skip repeats
         self.message: Obj = {}
 
     def add(self, entry: Obj, lost: list[str]) -> None:
@@ -144,10 +144,9 @@ class _Assistant:
         blocks = content if isinstance(content, list) else (
             [{"type": "text", "text": content}] if isinstance(content, str) else [])
         for block in blocks:
-            key = json.dumps(block, sort_keys=True)
-            if key in self.seen:
+            if len(self.entries) > 1 and block in self.seen:
                 continue  # a later streamed line repeating a block already held
-            self.seen.add(key)
+            self.seen.append(block)
             native = _assistant_block(block, lost)
             if native is not None:
                 self.blocks.append(native)
