@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from sessionctx.gcpause import paused_gc
 from sessionctx.importers import IMPORTERS
 from sessionctx.importers.detect import NATIVE, decode_document, detect
 from sessionctx.records import (
@@ -45,6 +46,12 @@ def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None
 def read_raw(raw: bytes, path: str | None, fmt: str = "auto", *,
              progress: Progress | None = None) -> ReadResult:
     """Read the bytes of a session file in format `fmt` ('auto' to detect it)."""
+    with paused_gc():
+        return _read_raw(raw, path, fmt, progress)
+
+
+def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
+              ) -> ReadResult:
     document = _document(raw)
     chosen = detect(raw, document) if fmt == "auto" else fmt
     if chosen == NATIVE:

@@ -70,7 +70,7 @@ def _splice(lines: list[tuple[int, Obj]], chain: set[str]) -> set[str]:
         results = [b.get("tool_use_id") for b in _blocks(message)
                    if b.get("type") == "tool_result"]
         if o.get("type") == "user" and not o.get("isSidechain") and results and all(
-                r in calls for r in results) and isinstance(o.get("uuid"), str):
+                is_in(r, calls) for r in results) and isinstance(o.get("uuid"), str):
             chain.add(o["uuid"])
     return chain
 
@@ -133,7 +133,7 @@ class _Assistant:
         self.lineno = lineno
         self.entries: list[Obj] = []
         self.blocks: list[Obj] = []
-        self.seen: set[str] = set()
+        self.seen: list[Any] = []  # the source blocks held, to skip repeats
         self.message: Obj = {}
 
     def add(self, entry: Obj, lost: list[str]) -> None:
@@ -141,12 +141,12 @@ class _Assistant:
         message = entry.get("message") or {}
         self.message = message
         content = message.get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        blocks = content if isinstance(content, list) else (
+            [{"type": "text", "text": content}] if isinstance(content, str) else [])
         for block in blocks:
-            key = json.dumps(block, sort_keys=True)
-            if key in self.seen:
+            if len(self.entries) > 1 and block in self.seen:
                 continue  # a later streamed line repeating a block already held
-            self.seen.add(key)
+            self.seen.append(block)
             native = _assistant_block(block, lost)
             if native is not None:
                 self.blocks.append(native)
@@ -263,7 +263,7 @@ def _user_records(entry: Obj, src: Source, lost: list[str], names: dict[str, Any
             btype = block.get("type") if isinstance(block, dict) else None
             if btype == "tool_result":
                 result: Obj = {"role": "toolResult", "toolCallId": block.get("tool_use_id"),
-                               "toolName": str(names.get(block.get("tool_use_id"), "")),
+                               "toolName": str(names.get(str(block.get("tool_use_id")), "")),
                                "content": _result_content(
                                    block.get("content"), lost),
                                "isError": block.get("is_error") is True}

@@ -67,7 +67,8 @@ class _Converter:
             content = item.get("content")
             if isinstance(content, list):
                 parts += [c.get("text", "") for c in content if isinstance(c, dict)]
-            self.turn.append({"type": "thinking", "thinking": "\n\n".join(p for p in parts if p),
+            texts = [p for p in parts if isinstance(p, str) and p]
+            self.turn.append({"type": "thinking", "thinking": "\n\n".join(texts),
                               "thinkingSignature": json.dumps(item, ensure_ascii=False)})
         elif itype == "message" and item.get("role") == "assistant":
             for part in as_list(item.get("content")):
