@@ -128,3 +128,16 @@ def test_progress_reports_up_to_the_whole_file():
     read_bytes(raw, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (len(raw), len(raw))
     assert len(seen) > 1 and all(a <= b for (a, _), (b, _) in itertools.pairwise(seen))
+
+
+def test_odd_values_where_names_are_expected_are_reported_not_raised():
+    odd: list[dict[str, Any]] = [
+        {"role": [], "content": ""}, {"role": {"a": 1}}, {"type": ["x"]}, {"type": {"k": 1}},
+        {"kind": ["context"]}, {"type": "message", "message": {"role": ["user"]}},
+        {"role": "assistant", "content": [{"type": ["toolCall"]}]},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": ["x"]}]},
+    ]
+    res = read_bytes(lines(*odd, {"role": "user", "content": "fine"}))
+    assert res.records[-1].kind == r.MESSAGE
+    assert [x.kind for x in res.records[:2]] == [r.INVALID, r.INVALID]
+    assert len(res.problems) >= 4

@@ -108,13 +108,18 @@ def classify(data: dict[str, Any]) -> tuple[str, str | None]:
     """The kind of a stored object, and for a rejected one the reason."""
     view = message_view(data)
     role = view.get("role")
-    if role in MODEL_ROLES and "kind" not in view and "type" not in view:
+    if not isinstance(role, str):
+        if view is not data:
+            return INVALID, "message entry without a string 'role' in its message"
+        if role is not None:
+            return INVALID, f"field 'role' must be a string, got {_json_type(role)}"
+    elif role in MODEL_ROLES and "kind" not in view and "type" not in view:
         return MESSAGE, message_problem(view)  # the common case, decided in three lookups
-    if view is not data and not isinstance(role, str):
-        return INVALID, "message entry without a string 'role' in its message"
     if view.get("kind") == "context":
         return CONTEXT, None
     rtype = view.get("type")
+    if not isinstance(rtype, str):
+        rtype = None
     if role == "bashExecution":
         return LOCAL_COMMAND, _local_command_problem(view)
     if role == "custom" or rtype == "custom_message":
@@ -127,10 +132,8 @@ def classify(data: dict[str, Any]) -> tuple[str, str | None]:
         return CHECKPOINT, checkpoint_problem(view)
     if rtype in METADATA_TYPES:
         return METADATA, None
-    if isinstance(role, str) and role in MODEL_ROLES:
+    if role in MODEL_ROLES:
         return MESSAGE, message_problem(view)
-    if role is not None and not isinstance(role, str):
-        return INVALID, f"field 'role' must be a string, got {_json_type(role)}"
     return UNKNOWN, None
 
 
