@@ -35,7 +35,8 @@ class Snapshot:
 
 
 class Target(Protocol):
-    label: str
+    @property
+    def label(self) -> str: ...
 
     def snapshot(self) -> Snapshot: ...
 
