@@ -129,7 +129,7 @@ def exact_counter(name: str) -> TokenCounter:
     if missing:
         raise TokenizerUnavailable(
             f"tiktoken encoding {encoding!r} is not cached locally (in {cache or 'no cache'}) "
-            "and would need a download; using the estimate instead is up to the caller")
+            "and would need a download, so exact counts are unavailable here; use the estimate")
     return counter_for(tiktoken.get_encoding(encoding))
 
 
