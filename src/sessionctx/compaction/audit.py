@@ -6,9 +6,10 @@ previous summary, so a later summary cannot silently drop what an earlier one ke
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,16 +43,23 @@ def required_identifiers(summarized: Sequence[Message], previous_summary: str | 
                          limit: int = DEFAULT_MAX_IDENTIFIERS) -> list[str]:
     """What the summary must carry: first those of the previous summary, then of what was
     asked and done (user and assistant text, call arguments), then of tool results."""
-    said: list[str] = [previous_summary or ""]
-    results: list[str] = []
-    for message in summarized:
-        if is_result(message):
-            results.append(text_of(message.get("content")))
-            continue
-        said.append(text_of(message.get("content")))
-        said.extend(json.dumps(c.arguments, ensure_ascii=False) for c in calls(message))
+    def said() -> Iterator[str]:
+        yield previous_summary or ""
+        for message in summarized:
+            if not is_result(message):
+                yield text_of(message.get("content"))
+                for c in calls(message):
+                    yield json.dumps(c.arguments, ensure_ascii=False)
+
+    def results() -> Iterator[str]:
+        for message in summarized:
+            if is_result(message):
+                yield text_of(message.get("content"))
+
     out: dict[str, None] = {}
-    for text in [*said, *results]:
+    if limit <= 0:
+        return []
+    for text in itertools.chain(said(), results()):
         for ident in identifiers_in(text):
             out.setdefault(ident, None)
             if len(out) >= limit:

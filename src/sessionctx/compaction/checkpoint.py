@@ -9,7 +9,6 @@ was before a given checkpoint; nothing is ever deleted.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -82,9 +81,12 @@ def pair_checked(messages: list[Message], options: BuildOptions) -> list[Message
     return build_context(records_from_objects(messages), options).messages
 
 
-def prepare(snapshot: Snapshot, settings: Settings) -> Prepared:
-    ctx = build_context(snapshot.records, settings.build)
-    p = plan(ctx.messages, keep_turns=settings.keep_turns, keep_tokens=settings.keep_tokens,
+def prepare(snapshot: Snapshot, settings: Settings,
+            messages: list[Message] | None = None) -> Prepared:
+    """Plan over the snapshot's context; `messages` is that context when already built."""
+    if messages is None:
+        messages = build_context(snapshot.records, settings.build).messages
+    p = plan(messages, keep_turns=settings.keep_turns, keep_tokens=settings.keep_tokens,
              force=settings.force, counter=settings.counter)
     identifiers = required_identifiers(p.summarized, p.previous_summary,
                                        limit=settings.max_identifiers)
@@ -136,12 +138,14 @@ def checkpoint_record(snapshot: Snapshot, *, summary: str, messages: list[Messag
 
 
 def compact(target: Target, summarizer: Summarizer, settings: Settings | None = None,
-            *, on_prepared: Callable[[Prepared], None] | None = None) -> Written:
-    """Plan, summarize, audit and append one checkpoint; any failure writes nothing."""
+            *, snapshot: Snapshot | None = None,
+            messages: list[Message] | None = None) -> Written:
+    """Plan, summarize, audit and append one checkpoint; any failure writes nothing.
+
+    `snapshot` and `messages` (its built context) may be passed when the caller has them.
+    """
     settings = settings or Settings()
-    prepared = prepare(target.snapshot(), settings)
-    if on_prepared is not None:
-        on_prepared(prepared)
+    prepared = prepare(snapshot or target.snapshot(), settings, messages)
     summary, result, repaired = summarize_audited(prepared, summarizer)
     p = prepared.plan
     messages = [summary_message(summary), *pair_checked(p.kept, settings.build)]

@@ -6,8 +6,9 @@ the summarizer. The prompt asks for fixed sections, which the audit then checks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+
+import msgspec
 
 from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN
 from sessionctx.messages import Message, calls, is_result, result_id
@@ -26,6 +27,7 @@ SYSTEM = (
     "say; infer nothing new.")
 
 _RECORDS_TAG = "conversation_records"
+_encode = msgspec.json.encode
 
 
 def render_message(message: Message) -> str:
@@ -47,7 +49,7 @@ def render_message(message: Message) -> str:
             elif btype in ("thinking", "redacted_thinking", "reasoning"):
                 continue
     for call in calls(message):
-        args = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
+        args = _encode(call.arguments).decode()
         parts.append(f"[tool call {call.name or '?'} id={call.id or '?'} arguments={args}]")
     head = role
     if is_result(message):
