@@ -287,3 +287,23 @@ def records_lenient(path: Path):
     read = read_path(str(path))
     assert not read.fatal
     return read.records
+
+
+def test_a_rewritten_last_line_of_the_same_size_is_caught(tmp_path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, history(0, 6))
+    target = FileTarget(str(path))
+    snapshot = target.snapshot()
+    raw = path.read_bytes()
+    path.write_bytes(raw[:-3] + b"X" + raw[-2:])  # same size, different last record
+    with pytest.raises(SessionChanged, match="last record changed"):
+        target.append({"type": "compaction"}, snapshot)
+    assert path.read_bytes().endswith(b"X" + raw[-2:])
+
+
+def test_append_adds_a_newline_after_an_unterminated_last_line(tmp_path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, history(0, 6))
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    written = compact(FileTarget(str(path)), summarizer(write_summarizer(tmp_path)), SMALL)
+    assert written.position == 25 and len(checkpoints(path)) == 1
