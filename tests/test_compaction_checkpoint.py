@@ -3,6 +3,7 @@ and every way a compaction must leave the session unchanged."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import sys
@@ -307,3 +308,27 @@ def test_append_adds_a_newline_after_an_unterminated_last_line(tmp_path) -> None
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
     written = compact(FileTarget(str(path)), summarizer(write_summarizer(tmp_path)), SMALL)
     assert written.position == 25 and len(checkpoints(path)) == 1
+
+
+def test_chunked_summary_carries_the_summary_so_far(tmp_path) -> None:
+    path = tmp_path / "s.jsonl"
+    objects = history(0, 6)
+    objects[4] = user("turn 1: " + "long " * 400 + "/srv/app/middle.py")
+    write_session(path, objects)
+    log = tmp_path / "prompts.log"
+    settings = Settings(keep_turns=2, keep_tokens=1, chunk_tokens=100)
+    prepared = prepare(FileTarget(str(path)).snapshot(), settings)
+    assert len(prepared.chunks) > 2
+    written = compact(FileTarget(str(path)), summarizer(write_summarizer(tmp_path), log=log),
+                      settings)
+    prompts = log.read_text().split("\n\x00\n")[:-1]
+    assert len(prompts) == len(prepared.chunks)
+    assert f'chunk="{len(prompts)}" total="{len(prompts)}"' in prompts[-1]
+    for earlier, later in itertools.pairwise(prompts):
+        assert "<previous_summary>\n## Decisions" in later
+        assert "/srv/app/mod0.py" in later  # carried from the first chunk's summary
+        assert earlier != later
+    assert "characters omitted from the middle" in log.read_text()
+    for ident in written.prepared.identifiers:
+        assert ident in written.record["summary"]
+    assert "/srv/app/middle.py" in written.record["summary"]

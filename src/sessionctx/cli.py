@@ -296,11 +296,14 @@ _tokenizer_option = click.option(
               show_default=True, metavar="SECONDS", help="Give up on the summarizer after this.")
 @click.option("--max-identifiers", type=click.IntRange(min=0), default=40, show_default=True,
               metavar="N", help="How many exact identifiers the audit requires at most.")
+@click.option("--chunk-tokens", type=click.IntRange(min=0), default=24_000, show_default=True,
+              metavar="N", help="Send the records to the summarizer in chunks of about N "
+                                "tokens (0: one prompt).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @_tokenizer_option
 def compact(path: str, spec: str | None, keep_turns: int, keep_tokens: int, force: bool,
-            dry_run: bool, timeout: float, max_identifiers: int, as_json: bool,
-            tokenizer: str) -> None:
+            dry_run: bool, timeout: float, max_identifiers: int, chunk_tokens: int,
+            as_json: bool, tokenizer: str) -> None:
     """Summarize the older part of the session at PATH and append a checkpoint.
 
     Exit 0 when a checkpoint was appended (or the dry run planned one), 1 when nothing was
@@ -312,7 +315,7 @@ def compact(path: str, spec: str | None, keep_turns: int, keep_tokens: int, forc
     from sessionctx.compaction.summarizers import SummarizerError, parse_summarizer
     from sessionctx.compaction.target import SessionChanged, TargetError
 
-    settings = cp.Settings(keep_turns, keep_tokens, force, max_identifiers,
+    settings = cp.Settings(keep_turns, keep_tokens, force, max_identifiers, chunk_tokens,
                            counter=_counter(tokenizer))
     target = _compaction_target(path)
     summarizer = None
@@ -342,7 +345,8 @@ def _plan_json(prepared: Any) -> dict[str, Any]:
     return {"cut": p.cut, "messages": len(p.messages), "summarized": len(p.summarized),
             "kept": len(p.kept), "previous_summary": p.previous_summary is not None,
             "forced": p.forced, "tokens_before": p.tokens_before, "tokens_kept": p.tokens_kept,
-            "base_seq": prepared.snapshot.base_seq, "identifiers": prepared.identifiers}
+            "base_seq": prepared.snapshot.base_seq, "identifiers": prepared.identifiers,
+            "chunks": len(prepared.chunks)}
 
 
 def _print_prepared(prepared: Any, as_json: bool) -> None:
@@ -357,6 +361,9 @@ def _print_prepared(prepared: Any, as_json: bool) -> None:
                f"{plan_json['tokens_before']} -> {plan_json['tokens_kept']} + summary"
                f"{' (forced)' if plan_json['forced'] else ''}")
     click.echo(f"identifiers the summary must keep: {len(prepared.identifiers)}")
+    if plan_json["chunks"] > 1:
+        click.echo(f"the records go to the summarizer in {plan_json['chunks']} chunks, each "
+                   "prompt carrying the summary so far; the first prompt follows")
     click.echo("--- prompt ---")
     click.echo(prepared.prompt)
 

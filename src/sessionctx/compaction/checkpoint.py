@@ -27,7 +27,7 @@ from sessionctx.compaction.planner import (
     Plan,
     plan,
 )
-from sessionctx.compaction.prompt import build_prompt, repair_prompt, summary_message
+from sessionctx.compaction.prompt import build_prompt, chunks, repair_prompt, summary_message
 from sessionctx.compaction.summarizers import Summarizer
 from sessionctx.compaction.target import Snapshot, Target
 from sessionctx.compaction.tokens import TokenCounter, estimate_message, total
@@ -36,6 +36,7 @@ from sessionctx.messages import Message
 from sessionctx.records import CHECKPOINT, Record, records_from_objects
 
 RESTORE_REF = "logical-restore"
+DEFAULT_CHUNK_TOKENS = 24_000
 
 
 class CompactionError(RuntimeError):
@@ -55,6 +56,7 @@ class Settings:
     keep_tokens: int = DEFAULT_KEEP_TOKENS
     force: bool = False
     max_identifiers: int = DEFAULT_MAX_IDENTIFIERS
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     build: BuildOptions = field(default_factory=BuildOptions)
     counter: TokenCounter = estimate_message
 
@@ -66,7 +68,19 @@ class Prepared:
     snapshot: Snapshot
     plan: Plan
     identifiers: list[str]
-    prompt: str
+    chunks: list[list[Message]]
+    settings: Settings
+
+    def prompt_for(self, index: int, running_summary: str | None) -> str:
+        """The prompt for chunk `index`, given the summary so far."""
+        return build_prompt(self.chunks[index], running_summary, self.identifiers,
+                            part=(index + 1, len(self.chunks)),
+                            max_record_chars=self.settings.chunk_tokens * 4)
+
+    @property
+    def prompt(self) -> str:
+        """The first prompt (the only one when the records fit one chunk)."""
+        return self.prompt_for(0, self.plan.previous_summary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,19 +104,25 @@ def prepare(snapshot: Snapshot, settings: Settings,
              force=settings.force, counter=settings.counter)
     identifiers = required_identifiers(p.summarized, p.previous_summary,
                                        limit=settings.max_identifiers)
-    return Prepared(snapshot, p, identifiers, build_prompt(p.summarized, p.previous_summary,
-                                                           identifiers))
+    return Prepared(snapshot, p, identifiers,
+                    chunks(p.summarized, settings.chunk_tokens, settings.counter), settings)
 
 
 def summarize_audited(prepared: Prepared, summarizer: Summarizer
                       ) -> tuple[str, AuditResult, bool]:
     """The summary, its passing audit and whether a repair was needed; AuditFailed if the one
-    repair attempt fails too. Summarizer errors propagate."""
-    summary = summarizer.summarize(prepared.prompt)
+    repair attempt fails too. Each chunk's summary is carried into the next chunk's prompt.
+    Summarizer errors propagate."""
+    summary = prepared.plan.previous_summary
+    prompt = ""
+    for index in range(len(prepared.chunks)):
+        prompt = prepared.prompt_for(index, summary)
+        summary = summarizer.summarize(prompt)
+    assert summary is not None
     result = audit(summary, prepared.identifiers)
     if result.ok:
         return summary, result, False
-    summary = summarizer.summarize(repair_prompt(prepared.prompt, summary, result.failures()))
+    summary = summarizer.summarize(repair_prompt(prompt, summary, result.failures()))
     result = audit(summary, prepared.identifiers)
     if not result.ok:
         raise AuditFailed(result)
@@ -192,5 +212,5 @@ def restore(target: Target, before: str, settings: Settings | None = None) -> Wr
         restored_from=restored_from)
     position = target.append(record, snapshot)
     prepared = Prepared(snapshot, Plan(0, earlier, None, record["tokensBefore"],
-                                       record["tokensAfter"], False), [], "")
+                                       record["tokensAfter"], False), [], [], settings)
     return Written(record, position, prepared)

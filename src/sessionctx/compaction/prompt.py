@@ -6,7 +6,7 @@ the summarizer. The prompt asks for fixed sections, which the audit then checks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -60,8 +60,36 @@ def render_message(message: Message) -> str:
     return f"--- {head}\n{body}"
 
 
+def chunks(messages: Sequence[Message], chunk_tokens: int,
+           counter: Callable[[Message], int]) -> list[list[Message]]:
+    """Consecutive groups of at most `chunk_tokens` (a bigger single message is alone);
+    0 means one chunk."""
+    if chunk_tokens <= 0:
+        return [list(messages)]
+    out: list[list[Message]] = [[]]
+    size = 0
+    for message in messages:
+        tokens = counter(message)
+        if out[-1] and size + tokens > chunk_tokens:
+            out.append([])
+            size = 0
+        out[-1].append(message)
+        size += tokens
+    return out
+
+
+def _bounded(text: str, max_chars: int) -> str:
+    if max_chars <= 0 or len(text) <= max_chars:
+        return text
+    keep = max_chars // 2
+    omitted = len(text) - 2 * keep
+    return (f"{text[:keep]}\n[Oversized record: {omitted} characters omitted from the "
+            f"middle]\n{text[-keep:]}")
+
+
 def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
-                 identifiers: Sequence[str]) -> str:
+                 identifiers: Sequence[str], *, part: tuple[int, int] = (1, 1),
+                 max_record_chars: int = 0) -> str:
     headings = "\n".join(f"## {s}" for s in SECTIONS)
     lines = [
         "Update the continuation summary of the conversation below.",
@@ -76,12 +104,16 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
         "exactly these markdown headings, in this order:",
         headings,
     ]
-    if identifiers:
+    records = [_bounded(render_message(m), max_record_chars) for m in summarized]
+    seen = "\n".join([previous_summary or "", *records])
+    present = [i for i in identifiers if i in seen]
+    if present:
         lines += ["", "The summary must contain each of these identifiers exactly as written:"]
-        lines += [f"- {i}" for i in identifiers]
+        lines += [f"- {i}" for i in present]
+    index, count = part
     lines += ["", "<previous_summary>", previous_summary or "None", "</previous_summary>", "",
-              f"<{_RECORDS_TAG}>"]
-    lines += [render_message(m) for m in summarized]
+              f'<{_RECORDS_TAG} chunk="{index}" total="{count}">']
+    lines += records
     lines.append(f"</{_RECORDS_TAG}>")
     return "\n".join(lines)
 
