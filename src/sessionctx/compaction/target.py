@@ -45,6 +45,16 @@ class Target(Protocol):
         ...
 
 
+def branch_of(records: list[Record]) -> tuple[list[Record], str | None]:
+    """The selected branch, and for tree-shaped sessions the leaf a new record hangs from."""
+    selected, _ = select_branch(records)
+    leaf = None
+    if has_tree(records):
+        leaf = next((r.data["id"] for r in reversed(records)
+                     if isinstance(r.data.get("id"), str)), None)
+    return selected, leaf
+
+
 def _last_line(raw: bytes) -> bytes:
     body = raw.rstrip(b"\n")
     return body[body.rfind(b"\n") + 1:]
@@ -69,11 +79,7 @@ class FileTarget:
             raise TargetError("; ".join(str(p) for p in result.problems))
         if raw.lstrip()[:1] == b"[" or not any(r.source.line for r in result.records):
             raise TargetError(f"{self.path}: only JSONL session files can take a checkpoint")
-        records, _ = select_branch(result.records)
-        leaf = None
-        if has_tree(result.records):
-            leaf = next((r.data["id"] for r in reversed(result.records)
-                         if isinstance(r.data.get("id"), str)), None)
+        records, leaf = branch_of(result.records)
         base = max((r.source.line or 0) for r in result.records)
         return Snapshot(records, result.problems, base, leaf,
                         (len(raw), raw.count(b"\n"), _last_line(raw)))
