@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -249,7 +249,22 @@ if __name__ == "__main__":  # pragma: no cover
 # Compaction commands
 
 
-def _compaction_target(path: str) -> Any:
+def _compaction_target(path: str | None, store_url: str | None, session: str | None) -> Any:
+    """The file at PATH, or a session in a store (--store URL --session ID)."""
+    if store_url is not None or session is not None:
+        if path is not None:
+            raise click.UsageError("give either PATH or --store/--session, not both")
+        if session is None:
+            raise click.UsageError("--store needs --session ID")
+        from sessionctx.compaction.store_target import StoreTarget
+        from sessionctx.store import StoreError, open_store
+
+        try:
+            return StoreTarget(open_store(store_url), session)
+        except StoreError as exc:
+            _fail(str(exc), 2)
+    if path is None:
+        raise click.UsageError("give PATH, or --store URL --session ID")
     from sessionctx.compaction.target import FileTarget
 
     if path == "-":
@@ -258,7 +273,15 @@ def _compaction_target(path: str) -> Any:
     return FileTarget(path)
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _target_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--session", metavar="ID", help="The session in the store.")(f)
+    f = click.option("--store", "store_url", metavar="URL",
+                     help="A session store (sqlite:///file, jsonl:///dir, postgresql://...; "
+                          "default $SESSIONCTX_STORE) instead of PATH.")(f)
+    return click.argument("path", required=False)(f)
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"sessionctx: {message}", err=True)
     sys.exit(code)
 
@@ -281,7 +304,7 @@ _tokenizer_option = click.option(
 
 
 @main.command()
-@click.argument("path")
+@_target_options
 @click.option("--summarizer", "spec", metavar="SPEC",
               help="'command:CMD' (prompt on stdin, summary on stdout), 'anthropic:MODEL' or "
                    "'openai:MODEL' (key from ANTHROPIC_API_KEY / OPENAI_API_KEY).")
@@ -301,9 +324,9 @@ _tokenizer_option = click.option(
                                 "tokens (0: one prompt).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @_tokenizer_option
-def compact(path: str, spec: str | None, keep_turns: int, keep_tokens: int, force: bool,
-            dry_run: bool, timeout: float, max_identifiers: int, chunk_tokens: int,
-            as_json: bool, tokenizer: str) -> None:
+def compact(path: str | None, store_url: str | None, session: str | None, spec: str | None,
+            keep_turns: int, keep_tokens: int, force: bool, dry_run: bool, timeout: float,
+            max_identifiers: int, chunk_tokens: int, as_json: bool, tokenizer: str) -> None:
     """Summarize the older part of the session at PATH and append a checkpoint.
 
     Exit 0 when a checkpoint was appended (or the dry run planned one), 1 when nothing was
@@ -317,7 +340,7 @@ def compact(path: str, spec: str | None, keep_turns: int, keep_tokens: int, forc
 
     settings = cp.Settings(keep_turns, keep_tokens, force, max_identifiers, chunk_tokens,
                            counter=_counter(tokenizer))
-    target = _compaction_target(path)
+    target = _compaction_target(path, store_url, session)
     summarizer = None
     if not dry_run:
         if spec is None:
@@ -335,9 +358,9 @@ def compact(path: str, spec: str | None, keep_turns: int, keep_tokens: int, forc
     except TargetError as exc:
         _fail(str(exc), 2)
     except (NothingToCompact, SummarizerError, cp.CompactionError, SessionChanged) as exc:
-        _fail(f"{path}: no checkpoint written: {exc}")
+        _fail(f"{target.label}: no checkpoint written: {exc}")
     else:
-        _print_written(written, path, as_json)
+        _print_written(written, target, as_json)
 
 
 def _plan_json(prepared: Any) -> dict[str, Any]:
@@ -368,9 +391,10 @@ def _print_prepared(prepared: Any, as_json: bool) -> None:
     click.echo(prepared.prompt)
 
 
-def _print_written(written: Any, path: str, as_json: bool) -> None:
+def _print_written(written: Any, target: Any, as_json: bool) -> None:
     record = written.record
-    info = {"id": record["id"], "line": written.position, "baseSeq": record["baseSeq"],
+    unit = target.unit
+    info = {"id": record["id"], unit: written.position, "baseSeq": record["baseSeq"],
             "firstKeptIndex": record["firstKeptIndex"], "tokensBefore": record["tokensBefore"],
             "tokensAfter": record["tokensAfter"], "summaryModelRef": record["summaryModelRef"],
             "qualityAudit": record["qualityAudit"], "messages": len(record["messages"])}
@@ -380,17 +404,18 @@ def _print_written(written: Any, path: str, as_json: bool) -> None:
         _emit_json(info)
         return
     what = "restore checkpoint" if "restoredFromCompactionId" in info else "checkpoint"
-    click.echo(f"{path}: appended {what} {info['id']} at line {info['line']}: "
+    click.echo(f"{target.label}: appended {what} {info['id']} at {unit} {info[unit]}: "
                f"{info['messages']} message(s), tokens {info['tokensBefore']} -> "
                f"{info['tokensAfter']}")
 
 
 @main.command()
-@click.argument("path")
+@_target_options
 @click.option("--before", "before", required=True, metavar="CHECKPOINT",
               help="The checkpoint to undo: its id, or its line number.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def restore(path: str, before: str, as_json: bool) -> None:
+def restore(path: str | None, store_url: str | None, session: str | None, before: str,
+            as_json: bool) -> None:
     """Append a checkpoint that brings back the context as it was before CHECKPOINT.
 
     Nothing is deleted; the undone checkpoint stays in the history. Exit 0 appended, 1 not.
@@ -398,21 +423,22 @@ def restore(path: str, before: str, as_json: bool) -> None:
     from sessionctx.compaction import checkpoint as cp
     from sessionctx.compaction.target import SessionChanged, TargetError
 
+    target = _compaction_target(path, store_url, session)
     try:
-        written = cp.restore(_compaction_target(path), before)
+        written = cp.restore(target, before)
     except TargetError as exc:
         _fail(str(exc), 2)
     except (cp.CompactionError, SessionChanged) as exc:
-        _fail(f"{path}: nothing restored: {exc}")
+        _fail(f"{target.label}: nothing restored: {exc}")
     else:
-        _print_written(written, path, as_json)
+        _print_written(written, target, as_json)
 
 
 SUMMARY_ALLOWANCE = 2000
 
 
 @main.command()
-@click.argument("path")
+@_target_options
 @click.option("--window", type=click.IntRange(min=1), required=True, metavar="N",
               help="The model's context window in tokens.")
 @click.option("--reserve", type=click.IntRange(min=0), default=8192, show_default=True,
@@ -421,8 +447,8 @@ SUMMARY_ALLOWANCE = 2000
               show_default=True, metavar="T", help="Compact above this share of the window.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @_tokenizer_option
-def budget(path: str, window: int, reserve: int, threshold: float, as_json: bool,
-           tokenizer: str) -> None:
+def budget(path: str | None, store_url: str | None, session: str | None, window: int,
+           reserve: int, threshold: float, as_json: bool, tokenizer: str) -> None:
     """Say whether the context of PATH fits the window, needs compaction, or cannot fit.
 
     Exit 0 fits, 1 needs compaction or cannot fit, 2 unreadable input or bad usage.
@@ -436,9 +462,18 @@ def budget(path: str, window: int, reserve: int, threshold: float, as_json: bool
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     counter = _counter(tokenizer)
-    loaded = load_input(path)
-    _warn_problems(loaded.problems)
-    messages = build_context(loaded.records).messages
+    if path is not None and store_url is None and session is None:
+        loaded = load_input(path)
+        _warn_problems(loaded.problems)
+        messages = build_context(loaded.records).messages
+    else:
+        from sessionctx.compaction.target import TargetError
+
+        target = _compaction_target(path, store_url, session)
+        try:
+            messages = build_context(target.snapshot().records).messages
+        except TargetError as exc:
+            _fail(str(exc), 2)
     tokens = total(messages, counter)
     try:
         smallest = plan(messages, keep_turns=0, keep_tokens=0, force=True, counter=counter)

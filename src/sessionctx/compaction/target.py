@@ -38,6 +38,11 @@ class Target(Protocol):
     @property
     def label(self) -> str: ...
 
+    @property
+    def unit(self) -> str:
+        """What a position counts: 'line' of a file or 'seq' of a store."""
+        ...
+
     def snapshot(self) -> Snapshot: ...
 
     def append(self, record: dict[str, Any], snapshot: Snapshot) -> int:
@@ -67,6 +72,10 @@ class FileTarget:
     @property
     def label(self) -> str:
         return self.path
+
+    @property
+    def unit(self) -> str:
+        return "line"
 
     def snapshot(self) -> Snapshot:
         try:
