@@ -412,7 +412,7 @@ def _print_written(written: Any, target: Any, as_json: bool) -> None:
 @main.command()
 @_target_options
 @click.option("--before", "before", required=True, metavar="CHECKPOINT",
-              help="The checkpoint to undo: its id, or its line number.")
+              help="The checkpoint to undo: its id, or its line (file) or seq (store) number.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def restore(path: str | None, store_url: str | None, session: str | None, before: str,
             as_json: bool) -> None:
