@@ -1,0 +1,102 @@
+"""Planning + checkpoint cost for a 100k-record session, as a ratio to one core build of it.
+
+Run: PYTHONPATH=src python benchmarks/bench_compaction.py [RECORDS]
+
+"compaction over a built context" is what an agent pays on top of the build it already does
+for its next request: plan, required identifiers, prompt, pair-check of the kept messages,
+the checkpoint record, its encoding and the locked, fsynced append. The summarizer is an
+in-process function, so no model or process time is counted. "whole pipeline" adds reading the
+file and the build itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any
+
+from sessionctx.compaction.checkpoint import Settings, compact
+from sessionctx.compaction.prompt import SECTIONS
+from sessionctx.compaction.target import FileTarget
+from sessionctx.context import build_context
+
+
+class Echo:
+    """Returns a summary with every section and the identifiers the prompt asks for."""
+
+    ref = "bench:echo"
+
+    def summarize(self, prompt: str) -> str:
+        mark = "The summary must contain each of these identifiers exactly as written:\n"
+        idents = prompt.split(mark, 1)[1].split("\n\n", 1)[0] if mark in prompt else ""
+        return "\n".join(f"## {s}\n{idents if s == 'Exact identifiers' else 'None'}"
+                         for s in SECTIONS)
+
+
+def session(n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    t = 0
+    while len(out) < n:
+        out += [
+            {"role": "user", "content": [{"type": "text", "text": f"turn {t}: fix src/m{t}.py"}]},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Looking at it."},
+                {"type": "toolCall", "id": f"call_{t}", "name": "bash",
+                 "arguments": {"command": f"cat src/m{t}.py"}}]},
+            {"role": "toolResult", "toolCallId": f"call_{t}", "toolName": "bash",
+             "content": [{"type": "text", "text": "x = 1\n" * 20}], "isError": False},
+            {"role": "assistant", "content": [{"type": "text", "text": f"Fixed m{t}."}]},
+        ]
+        t += 1
+    return out[:n]
+
+
+def best(fn: Any, runs: int = 3) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "s.jsonl")
+        with open(path, "w") as f:
+            f.writelines(json.dumps(o) + "\n" for o in session(n))
+        with open(path, "rb") as raw:
+            original = raw.read()
+        target = FileTarget(path)
+        snapshot = target.snapshot()
+        records = snapshot.records
+        build = best(lambda: build_context(records))
+        messages = build_context(records).messages
+        settings = Settings()
+
+        def over_built() -> None:
+            with open(path, "wb") as out:
+                out.write(original)
+            compact(target, Echo(), settings, snapshot=snapshot, messages=messages)
+
+        def whole() -> None:
+            with open(path, "wb") as out:
+                out.write(original)
+            compact(target, Echo(), settings)
+
+        compaction = best(over_built)
+        pipeline = best(whole)
+    print(f"records: {n}, context messages: {len(messages)}")
+    print(f"one core build:                    {build * 1000:8.1f} ms")
+    print(f"compaction over a built context:   {compaction * 1000:8.1f} ms  "
+          f"ratio {compaction / build:.2f} (goal <= 1.0)")
+    print(f"whole pipeline (read+build+above): {pipeline * 1000:8.1f} ms  "
+          f"ratio {pipeline / build:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""Checkpoints: the compaction record, the pipeline that writes it, and restore.
+
+A checkpoint's messages are the summary message followed by the kept messages, pair-checked by
+the core build. The next compaction plans over those messages plus what came after, so what one
+compaction kept is never lost by the next. Restore appends a checkpoint holding the context as it
+was before a given checkpoint; nothing is ever deleted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sessionctx.compaction.audit import (
+    DEFAULT_MAX_IDENTIFIERS,
+    AuditResult,
+    audit,
+    audit_record,
+    required_identifiers,
+)
+from sessionctx.compaction.planner import (
+    DEFAULT_KEEP_TOKENS,
+    DEFAULT_KEEP_TURNS,
+    PLANNER_VERSION,
+    Plan,
+    plan,
+)
+from sessionctx.compaction.prompt import build_prompt, chunks, repair_prompt, summary_message
+from sessionctx.compaction.summarizers import Summarizer
+from sessionctx.compaction.target import Snapshot, Target
+from sessionctx.compaction.tokens import TokenCounter, estimate_message, total
+from sessionctx.context import BuildOptions, build_context
+from sessionctx.messages import Message
+from sessionctx.records import CHECKPOINT, Record, records_from_objects
+
+RESTORE_REF = "logical-restore"
+DEFAULT_CHUNK_TOKENS = 24_000
+
+
+class CompactionError(RuntimeError):
+    """The compaction could not be made; the session was left unchanged."""
+
+
+class AuditFailed(CompactionError):
+    def __init__(self, result: AuditResult) -> None:
+        super().__init__("summary failed the quality audit after one repair attempt: "
+                         f"{result.describe()}; nothing was written")
+        self.result = result
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    keep_turns: int = DEFAULT_KEEP_TURNS
+    keep_tokens: int = DEFAULT_KEEP_TOKENS
+    force: bool = False
+    max_identifiers: int = DEFAULT_MAX_IDENTIFIERS
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS
+    build: BuildOptions = field(default_factory=BuildOptions)
+    counter: TokenCounter = estimate_message
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Everything decided before the summarizer runs (what a dry run shows)."""
+
+    snapshot: Snapshot
+    plan: Plan
+    identifiers: list[str]
+    chunks: list[list[Message]]
+    settings: Settings
+
+    def prompt_for(self, index: int, running_summary: str | None) -> str:
+        """The prompt for chunk `index`, given the summary so far."""
+        return build_prompt(self.chunks[index], running_summary, self.identifiers,
+                            part=(index + 1, len(self.chunks)),
+                            max_record_chars=self.settings.chunk_tokens * 4)
+
+    @property
+    def prompt(self) -> str:
+        """The first prompt (the only one when the records fit one chunk)."""
+        return self.prompt_for(0, self.plan.previous_summary)
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    record: dict[str, Any]
+    position: int  # the new record's line (file) or seq (store)
+    prepared: Prepared
+
+
+def pair_checked(messages: list[Message], options: BuildOptions) -> list[Message]:
+    """The messages as the core build leaves them: pairs intact, nothing unpaired."""
+    return build_context(records_from_objects(messages), options).messages
+
+
+def prepare(snapshot: Snapshot, settings: Settings,
+            messages: list[Message] | None = None) -> Prepared:
+    """Plan over the snapshot's context; `messages` is that context when already built."""
+    if messages is None:
+        messages = build_context(snapshot.records, settings.build).messages
+    p = plan(messages, keep_turns=settings.keep_turns, keep_tokens=settings.keep_tokens,
+             force=settings.force, counter=settings.counter)
+    identifiers = required_identifiers(p.summarized, p.previous_summary,
+                                       limit=settings.max_identifiers)
+    return Prepared(snapshot, p, identifiers,
+                    chunks(p.summarized, settings.chunk_tokens, settings.counter), settings)
+
+
+def summarize_audited(prepared: Prepared, summarizer: Summarizer
+                      ) -> tuple[str, AuditResult, bool]:
+    """The summary, its passing audit and whether a repair was needed; AuditFailed if the one
+    repair attempt fails too. Each chunk's summary is carried into the next chunk's prompt.
+    Summarizer errors propagate."""
+    summary = prepared.plan.previous_summary
+    prompt = ""
+    for index in range(len(prepared.chunks)):
+        prompt = prepared.prompt_for(index, summary)
+        summary = summarizer.summarize(prompt)
+    assert summary is not None
+    result = audit(summary, prepared.identifiers)
+    if result.ok:
+        return summary, result, False
+    summary = summarizer.summarize(repair_prompt(prompt, summary, result.failures()))
+    result = audit(summary, prepared.identifiers)
+    if not result.ok:
+        raise AuditFailed(result)
+    return summary, result, True
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def checkpoint_record(snapshot: Snapshot, *, summary: str, messages: list[Message],
+                      first_kept_index: int, tokens_before: int, model_ref: str,
+                      quality_audit: Any, counter: TokenCounter = estimate_message,
+                      restored_from: str | None = None,
+                      at: str | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {"type": "compaction", "id": new_id()}
+    if snapshot.leaf_id is not None:
+        record["parentId"] = snapshot.leaf_id
+    at = at or _now()
+    record.update({
+        "timestamp": at, "at": at, "baseSeq": snapshot.base_seq,
+        "plannerVersion": PLANNER_VERSION, "summaryModelRef": model_ref,
+        "qualityAudit": quality_audit, "summary": summary, "messages": messages,
+        "firstKeptIndex": first_kept_index, "tokensBefore": tokens_before,
+        "tokensAfter": total(messages, counter)})
+    if restored_from is not None:
+        record["restoredFromCompactionId"] = restored_from
+    return record
+
+
+def compact(target: Target, summarizer: Summarizer, settings: Settings | None = None,
+            *, snapshot: Snapshot | None = None,
+            messages: list[Message] | None = None) -> Written:
+    """Plan, summarize, audit and append one checkpoint; any failure writes nothing.
+
+    `snapshot` and `messages` (its built context) may be passed when the caller has them.
+    """
+    settings = settings or Settings()
+    prepared = prepare(snapshot or target.snapshot(), settings, messages)
+    summary, result, repaired = summarize_audited(prepared, summarizer)
+    p = prepared.plan
+    messages = [summary_message(summary), *pair_checked(p.kept, settings.build)]
+    record = checkpoint_record(prepared.snapshot, summary=summary, messages=messages,
+                               first_kept_index=p.cut, tokens_before=p.tokens_before,
+                               model_ref=summarizer.ref,
+                               quality_audit=audit_record(result, repaired=repaired),
+                               counter=settings.counter)
+    position = target.append(record, prepared.snapshot)
+    return Written(record, position, prepared)
+
+
+def find_checkpoint(records: list[Record], ref: str) -> int:
+    """The index of the checkpoint named by its id, or by its line or seq number."""
+    for i, r in enumerate(records):
+        if r.kind != CHECKPOINT:
+            continue
+        src = r.source
+        if r.data.get("id") == ref or ref in (str(src.line), str(src.seq)):
+            if r.problem is not None:
+                raise CompactionError(f"{r.source.label()} is a malformed checkpoint: "
+                                      f"{r.problem}")
+            return i
+    raise CompactionError(f"no checkpoint {ref!r} in the session (give its id, or its line "
+                          "or seq number)")
+
+
+def restore(target: Target, before: str, settings: Settings | None = None) -> Written:
+    """Append a checkpoint re-establishing the context as it was before checkpoint `before`."""
+    settings = settings or Settings()
+    snapshot = target.snapshot()
+    index = find_checkpoint(snapshot.records, before)
+    earlier = build_context(snapshot.records[:index], settings.build).messages
+    if not earlier:
+        raise CompactionError(f"no restorable context exists before checkpoint {before!r}")
+    current = build_context(snapshot.records, settings.build).messages
+    ref = snapshot.records[index].data.get("id")
+    restored_from = ref if isinstance(ref, str) else before
+    record = checkpoint_record(
+        snapshot, summary=f"Restored the effective context that existed before compaction "
+                          f"checkpoint {restored_from}.",
+        messages=earlier, first_kept_index=0, tokens_before=total(current, settings.counter),
+        model_ref=RESTORE_REF, quality_audit="disabled", counter=settings.counter,
+        restored_from=restored_from)
+    position = target.append(record, snapshot)
+    prepared = Prepared(snapshot, Plan(0, earlier, None, record["tokensBefore"],
+                                       record["tokensAfter"], False), [], [], settings)
+    return Written(record, position, prepared)

@@ -1,0 +1,121 @@
+"""Where a checkpoint goes: a JSONL session file or a session in a store, behind one guard.
+
+A snapshot is taken when planning starts; appending succeeds only if the session is exactly as
+the snapshot saw it, so a record written meanwhile makes the checkpoint refused, not lost
+between. Existing bytes are never rewritten.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+
+from sessionctx.records import Problem, Record, has_tree, read_bytes, select_branch
+
+
+class SessionChanged(RuntimeError):
+    """The session moved between planning and appending; nothing was written."""
+
+
+class TargetError(RuntimeError):
+    """The session cannot be read or written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    records: list[Record]  # the selected branch, in order
+    problems: list[Problem]
+    base_seq: int  # the last record covered: a store seq, or a file's last record line
+    leaf_id: str | None  # for tree-shaped files: the entry a new record hangs from
+    guard: Any  # what must be unchanged when appending
+
+
+class Target(Protocol):
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def unit(self) -> str:
+        """What a position counts: 'line' of a file or 'seq' of a store."""
+        ...
+
+    def snapshot(self) -> Snapshot: ...
+
+    def append(self, record: dict[str, Any], snapshot: Snapshot) -> int:
+        """Append `record` if the session is as `snapshot` saw it; its line or seq."""
+        ...
+
+
+def branch_of(records: list[Record]) -> tuple[list[Record], str | None]:
+    """The selected branch, and for tree-shaped sessions the leaf a new record hangs from."""
+    selected, _ = select_branch(records)
+    leaf = None
+    if has_tree(records):
+        leaf = next((r.data["id"] for r in reversed(records)
+                     if isinstance(r.data.get("id"), str)), None)
+    return selected, leaf
+
+
+def _last_line(raw: bytes) -> bytes:
+    body = raw.rstrip(b"\n")
+    return body[body.rfind(b"\n") + 1:]
+
+
+@dataclass(slots=True)
+class FileTarget:
+    path: str
+
+    @property
+    def label(self) -> str:
+        return self.path
+
+    @property
+    def unit(self) -> str:
+        return "line"
+
+    def snapshot(self) -> Snapshot:
+        try:
+            with open(self.path, "rb") as f:
+                raw = f.read()
+        except OSError as exc:
+            raise TargetError(f"{self.path}: cannot be read: {exc.strerror or exc}") from exc
+        result = read_bytes(raw, self.path)
+        if result.fatal:
+            raise TargetError("; ".join(str(p) for p in result.problems))
+        if raw.lstrip()[:1] == b"[" or not any(r.source.line for r in result.records):
+            raise TargetError(f"{self.path}: only JSONL session files can take a checkpoint")
+        records, leaf = branch_of(result.records)
+        base = max((r.source.line or 0) for r in result.records)
+        return Snapshot(records, result.problems, base, leaf,
+                        (len(raw), raw.count(b"\n"), _last_line(raw)))
+
+    def append(self, record: dict[str, Any], snapshot: Snapshot) -> int:
+        size, lines, last = snapshot.guard
+        line = msgspec.json.encode(record) + b"\n"
+        try:
+            with open(self.path, "a+b") as f:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+                try:
+                    f.seek(0, os.SEEK_END)
+                    if f.tell() != size:
+                        raise SessionChanged(
+                            f"{self.path} changed since planning ({size} bytes then, "
+                            f"{f.tell()} now); checkpoint not written")
+                    f.seek(max(0, size - len(last) - 2))
+                    tail = f.read()
+                    if _last_line(tail) != last:
+                        raise SessionChanged(f"{self.path}: last record changed since "
+                                             "planning; checkpoint not written")
+                    prefix = b"" if tail.endswith(b"\n") or size == 0 else b"\n"
+                    f.write(prefix + line)
+                    f.flush()
+                    os.fsync(f.fileno())
+                finally:
+                    fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        except OSError as exc:
+            raise TargetError(f"{self.path}: cannot be written: {exc.strerror or exc}") from exc
+        return int(lines) + (2 if prefix else 1)

@@ -1,0 +1,167 @@
+"""Token counts: a fast estimate everywhere, an exact OpenAI count only when it needs no download.
+
+The estimate is what budgets use and checkpoints record: text length / 4, each image a fixed
+amount, a small overhead per message. tiktoken fetches its encoding files from the network on
+first use; the exact counter is offered only when the file is already in tiktoken's cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+
+from sessionctx.messages import Message
+
+CHARS_PER_TOKEN = 4
+IMAGE_TOKENS = 1024
+MESSAGE_OVERHEAD = 4
+
+TokenCounter = Callable[[Message], int]
+
+_encode = msgspec.json.encode
+
+
+class TokenizerUnavailable(RuntimeError):
+    """The exact tokenizer cannot be used here (not installed, or its encoding not cached)."""
+
+
+def message_chars(message: Message) -> tuple[int, int]:
+    """The characters of a message that reach the model, and how many images it holds."""
+    chars = 0
+    images = 0
+    content = message.get("content")
+    if isinstance(content, str):
+        chars += len(content)
+    elif isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                chars += len(str(block))
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                text = block.get("text")
+                chars += len(text) if isinstance(text, str) else 0
+            elif btype == "image":
+                images += 1
+            elif btype == "thinking":
+                thinking = block.get("thinking")
+                chars += len(thinking) if isinstance(thinking, str) else 0
+            elif btype in ("toolCall", "tool_use", "tool_call"):
+                chars += len(str(block.get("name", "")))
+                chars += len(_encode(block.get("arguments", block.get("input"))))
+            else:
+                chars += len(_encode(block))
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list):
+        chars += len(_encode(tool_calls))
+    return chars, images
+
+
+def estimate_message(message: Message) -> int:
+    chars, images = message_chars(message)
+    return -(-chars // CHARS_PER_TOKEN) + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+
+
+def estimate_text(text: str) -> int:
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def total(messages: Iterable[Message], counter: TokenCounter = estimate_message) -> int:
+    return sum(counter(m) for m in messages)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact counts for OpenAI encodings
+
+_MODEL_PREFIX_ENCODINGS = (("gpt-4o", "o200k_base"), ("gpt-4.1", "o200k_base"),
+                           ("gpt-5", "o200k_base"), ("o1", "o200k_base"), ("o3", "o200k_base"),
+                           ("o4", "o200k_base"), ("gpt-4", "cl100k_base"),
+                           ("gpt-3.5", "cl100k_base"))
+
+
+def encoding_for(name: str) -> str:
+    """An encoding name for a model name (or the name itself when it is an encoding)."""
+    for prefix, encoding in _MODEL_PREFIX_ENCODINGS:
+        if name.startswith(prefix):
+            return encoding
+    return name
+
+
+def _cache_dir() -> str | None:
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if var in os.environ:
+            return os.environ[var] or None
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def _blob_urls(encoding: str) -> list[str]:
+    """The files tiktoken would fetch for `encoding`, read from its own constructor's source."""
+    import inspect
+    import re
+
+    from tiktoken_ext import openai_public  # type: ignore[import-untyped]
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS.get(encoding)
+    if constructor is None:
+        raise TokenizerUnavailable(f"unknown OpenAI encoding {encoding!r}")
+    return re.findall(r'"(https://[^"]+)"', inspect.getsource(constructor))
+
+
+def exact_counter(name: str) -> TokenCounter:
+    """An exact counter for an OpenAI model or encoding name, used only offline.
+
+    Raises TokenizerUnavailable when tiktoken is missing or the encoding is not already cached.
+    """
+    try:
+        import tiktoken
+    except ImportError as exc:
+        raise TokenizerUnavailable("exact counts need the 'tokens' extra (tiktoken)") from exc
+    encoding = encoding_for(name)
+    cache = _cache_dir()
+    urls = _blob_urls(encoding)
+    missing = [u for u in urls if cache is None or not os.path.exists(
+        os.path.join(cache, hashlib.sha1(u.encode()).hexdigest()))]
+    if missing:
+        raise TokenizerUnavailable(
+            f"tiktoken encoding {encoding!r} is not cached locally (in {cache or 'no cache'}) "
+            "and would need a download, so exact counts are unavailable here; use the estimate")
+    return counter_for(tiktoken.get_encoding(encoding))
+
+
+def counter_for(encoding: Any) -> TokenCounter:
+    """A message counter from a tiktoken Encoding: text tokens plus the same fixed extras."""
+
+    def count(message: Message) -> int:
+        parts: list[str] = []
+        images = 0
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                btype = block.get("type")
+                if btype == "text" and isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+                elif btype == "image":
+                    images += 1
+                elif btype == "thinking" and isinstance(block.get("thinking"), str):
+                    parts.append(block["thinking"])
+                elif btype in ("toolCall", "tool_use", "tool_call"):
+                    parts.append(str(block.get("name", "")))
+                    parts.append(_encode(block.get("arguments", block.get("input"))).decode())
+                elif btype != "image":
+                    parts.append(_encode(block).decode())
+        tool_calls = message.get("tool_calls")
+        if isinstance(tool_calls, list):
+            parts.append(_encode(tool_calls).decode())
+        tokens = sum(len(encoding.encode(p, disallowed_special=())) for p in parts)
+        return tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+
+    return count

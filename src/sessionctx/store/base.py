@@ -1,0 +1,166 @@
+"""The session store interface every backend implements, its errors, and `open_store`.
+
+A store keeps each record as its exact JSON (unknown fields survive), numbers the records of a
+session 1, 2, 3... without gaps, and loads a session's context from its latest valid checkpoint
+on, so a long history costs no more to load than a short one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import unquote, urlparse
+
+import msgspec
+
+from sessionctx.changes import Source
+from sessionctx.context import BuildOptions, Context, build_context
+from sessionctx.records import CHECKPOINT, Record, classify, make_record
+
+STORE_ENV = "SESSIONCTX_STORE"
+
+_encoder = msgspec.json.Encoder()
+
+
+class StoreError(Exception):
+    """A store could not do what was asked; the message says why and what to do."""
+
+
+class SessionChanged(StoreError):
+    """A checkpoint was made from a last seq that is no longer the session's last seq."""
+
+
+class NotASessionStore(StoreError):
+    """The file or database exists but is not a sessionctx store (or is damaged)."""
+
+
+class SchemaTooNew(StoreError):
+    """The store was written by a newer sessionctx."""
+
+
+class StoreLocked(StoreError):
+    """Another process held the store's write lock past the timeout."""
+
+
+class ReadOnlyStore(StoreError):
+    """The store cannot be written (file permissions or a read-only database)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    id: str
+    records: int
+    last_seq: int
+    first_append: str | None
+    last_append: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "records": self.records, "last_seq": self.last_seq,
+                "first_append": self.first_append, "last_append": self.last_append}
+
+
+class Store(Protocol):
+    def append(self, session: str, record: dict[str, Any]) -> int: ...
+    def append_many(self, session: str, records: list[dict[str, Any]]) -> list[int]: ...
+    def records(self, session: str, after: int = 0) -> list[Record]: ...
+    def last_seq(self, session: str) -> int: ...
+    def context(self, session: str, options: BuildOptions | None = None) -> Context: ...
+    def sessions(self) -> list[SessionInfo]: ...
+    def append_checkpoint(self, session: str, checkpoint: dict[str, Any], *,
+                          expected_last_seq: int) -> int: ...
+    def import_records(self, session: str, records: list[Record]) -> list[int]: ...
+    def export(self, session: str, path: str) -> int: ...
+    def close(self) -> None: ...
+
+
+def encode(record: dict[str, Any]) -> bytes:
+    """The exact JSON a record is stored as."""
+    if not isinstance(record, dict):
+        raise StoreError(f"a record must be a JSON object, got {type(record).__name__}")
+    try:
+        return _encoder.encode(record)
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise StoreError(f"record cannot be stored as JSON: {exc}") from None
+
+
+def kind_of(record: dict[str, Any]) -> tuple[str, bool]:
+    """The record's kind and whether it is a valid checkpoint (the ones context loading uses)."""
+    kind, problem = classify(record)
+    return kind, kind == CHECKPOINT and problem is None
+
+
+def check_session(session: str) -> str:
+    if not isinstance(session, str) or not session or "\x00" in session:
+        raise StoreError("a session id must be a non-empty string")
+    return session
+
+
+def stored_record(data: dict[str, Any], seq: int) -> Record:
+    return make_record(data, Source(seq=seq))
+
+
+def context_from(records: list[Record], options: BuildOptions | None) -> Context:
+    return build_context(records, options)
+
+
+def require_checkpoint(checkpoint: dict[str, Any]) -> None:
+    kind, valid = kind_of(checkpoint)
+    if not valid:
+        from sessionctx.records import checkpoint_problem, message_view
+        problem = (checkpoint_problem(message_view(checkpoint)) if kind == CHECKPOINT
+                   else "not a checkpoint (type 'compaction')")
+        raise StoreError(f"refusing to append an invalid checkpoint: {problem}")
+
+
+def write_jsonl(path: str, rows: list[bytes]) -> int:
+    """Write records to a JSONL file atomically (temp file, fsync, rename)."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            for row in rows:
+                f.write(row)
+                f.write(b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return len(rows)
+
+
+def default_url() -> str:
+    env = os.environ.get(STORE_ENV)
+    if env:
+        return env
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return "sqlite:///" + str(Path(base) / "sessionctx" / "sessions.db")
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open the store at `url` (sqlite:///file, jsonl:///dir, postgresql://...).
+
+    Without a URL: $SESSIONCTX_STORE, else sessions.db under the user's data directory.
+    """
+    url = url or default_url()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme in ("postgresql", "postgres"):
+        from sessionctx.store.postgres import PostgresStore
+        return PostgresStore(url)
+    if scheme == "sqlite":
+        from sessionctx.store.sqlite import SqliteStore
+        return SqliteStore(_path_of(url))
+    if scheme == "jsonl":
+        from sessionctx.store.jsonl import JsonlStore
+        return JsonlStore(_path_of(url))
+    raise StoreError(f"unknown store URL {url!r}: use sqlite:///path/to/file.db, "
+                     "jsonl:///path/to/dir or postgresql://...")
+
+
+def _path_of(url: str) -> str:
+    parsed = urlparse(url)
+    path = unquote(parsed.netloc + parsed.path)
+    if not path:
+        raise StoreError(f"store URL {url!r} names no path")
+    return path

@@ -1,0 +1,78 @@
+"""The compact, restore and budget commands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+
+from click.testing import CliRunner
+
+from sessionctx.cli import main
+from sessionctx.compaction.tokens import total
+from sessionctx.context import build_context
+from sessionctx.records import read_path
+from tests.conftest import FIXTURES
+from tests.test_compaction_checkpoint import checkpoints, history, write_session, write_summarizer
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_compact_large_fixture_then_it_fits_64k_and_restore(tmp_path) -> None:
+    path = tmp_path / "large-session.jsonl"
+    shutil.copyfile(FIXTURES / "pi" / "large-session.jsonl", path)
+    path.chmod(0o644)
+    assert run("budget", str(path), "--window", "64000").exit_code == 1
+    script = write_summarizer(tmp_path)
+    out = run("compact", str(path), "--summarizer", f"command:{sys.executable} {script}",
+              "--json")
+    assert out.exit_code == 0, out.output
+    info = json.loads(out.output)
+    assert info["tokensAfter"] <= 64_000 < info["tokensBefore"]
+    fits = run("budget", str(path), "--window", "64000", "--json")
+    assert fits.exit_code == 0 and json.loads(fits.output)["verdict"] == "fits"
+    messages = build_context(read_path(str(path)).records).messages
+    assert total(messages) == info["tokensAfter"]
+    back = run("restore", str(path), "--before", info["id"])
+    assert back.exit_code == 0, back.output
+    assert "appended restore checkpoint" in back.output
+    assert run("budget", str(path), "--window", "64000").exit_code == 1
+
+
+def test_dry_run_prints_plan_and_prompt_and_writes_nothing(tmp_path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, history(0, 6))
+    before = path.read_bytes()
+    out = run("compact", str(path), "--dry-run", "--keep-turns", "2", "--keep-tokens", "1")
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("plan: summarize messages 0..15 (16 message(s))")
+    assert '<conversation_records chunk="1" total="1">' in out.output
+    assert path.read_bytes() == before
+
+
+def test_refusals_exit_1_and_write_nothing(tmp_path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, history(0, 3))
+    before = path.read_bytes()
+    script = write_summarizer(tmp_path)
+    out = run("compact", str(path), "--summarizer", f"command:{sys.executable} {script}")
+    assert out.exit_code == 1 and "keeps everything" in out.output
+    out = run("compact", str(path), "--force", "--summarizer",
+              f"command:{sys.executable} {script} crash")
+    assert out.exit_code == 1 and "exited with status 3" in out.output
+    assert path.read_bytes() == before and not checkpoints(path)
+    out = run("compact", str(path), "--force", "--summarizer",
+              f"command:{sys.executable} {script}")
+    assert out.exit_code == 0 and len(checkpoints(path)) == 1
+
+
+def test_usage_errors_exit_2(tmp_path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, history(0, 3))
+    assert run("compact", str(path)).exit_code == 2  # no summarizer
+    assert run("compact", str(path), "--summarizer", "gemini:x").exit_code == 2
+    assert run("compact", str(tmp_path / "missing.jsonl"), "--dry-run").exit_code == 2
+    assert run("restore", str(path), "--before", "nope").exit_code == 1
+    assert run("budget", str(path), "--window", "100", "--reserve", "100").exit_code == 2

@@ -1,0 +1,81 @@
+"""Token estimates, the offline exact counter and the budget verdict."""
+
+from __future__ import annotations
+
+import pytest
+import tiktoken
+
+from sessionctx.compaction import tokens
+from sessionctx.compaction.budget import CANNOT_FIT, COMPACT, FITS, Budget, assess
+from tests.conftest import assistant, call, image, text, user
+
+
+def test_estimate_counts_text_calls_and_images_by_fixed_amount() -> None:
+    plain = tokens.estimate_message(user("x" * 400))
+    assert plain == 100 + tokens.MESSAGE_OVERHEAD
+    with_image = tokens.estimate_message({"role": "user", "content": [text("x" * 400),
+                                                                      image("A" * 90_000)]})
+    assert with_image == plain + tokens.IMAGE_TOKENS  # the image data length does not count
+    called = tokens.estimate_message(assistant(call("c1", "bash", cmd="ls -la")))
+    assert called > tokens.MESSAGE_OVERHEAD
+    assert tokens.total([user("abcd"), user("abcdefgh")]) == 1 + 2 + 2 * tokens.MESSAGE_OVERHEAD
+
+
+def test_exact_counter_is_unavailable_without_a_cached_encoding(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    with pytest.raises(tokens.TokenizerUnavailable, match="not cached locally"):
+        tokens.exact_counter("gpt-4o")
+    with pytest.raises(tokens.TokenizerUnavailable, match="unknown OpenAI encoding"):
+        tokens.exact_counter("no-such-encoding")
+
+
+def test_exact_counter_uses_a_cached_encoding_offline(tmp_path, monkeypatch) -> None:
+    import hashlib
+
+    from tiktoken_ext import openai_public  # type: ignore[import-untyped]
+
+    # A cached file is found by the hash of its URL, so the check needs no network; a real
+    # cached o200k file is only present where tiktoken has run before.
+    urls = tokens._blob_urls("o200k_base")
+    assert urls and all(u.startswith("https://") for u in urls)
+    assert "o200k_base" in openai_public.ENCODING_CONSTRUCTORS
+    for url in urls:
+        (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    calls_made: list[str] = []
+
+    def get_encoding(name: str) -> tiktoken.Encoding:
+        calls_made.append(name)
+        return _bytes
+
+    monkeypatch.setattr(tiktoken, "get_encoding", get_encoding)
+    counter = tokens.exact_counter("gpt-4o-mini")
+    assert calls_made == ["o200k_base"]
+    assert counter(user("hello")) == 5 + tokens.MESSAGE_OVERHEAD
+
+
+# A real tiktoken Encoding (one token per byte), so the counting code runs on tiktoken itself.
+_bytes = tiktoken.Encoding("bytes", pat_str=r"[\s\S]", mergeable_ranks={bytes([i]): i
+                                                                         for i in range(256)},
+                           special_tokens={})
+
+
+def test_counter_for_counts_with_a_tiktoken_encoding() -> None:
+    count = tokens.counter_for(_bytes)
+    message = {"role": "user", "content": [text("abc"), image(), {"type": "thinking",
+                                                                 "thinking": "zz"}]}
+    assert count(message) == 3 + 2 + tokens.IMAGE_TOKENS + tokens.MESSAGE_OVERHEAD
+    assert count(assistant(call("c", "ls"))) == 2 + 2 + tokens.MESSAGE_OVERHEAD  # "ls" + "{}"
+
+
+def test_budget_verdicts_with_numbers() -> None:
+    budget = Budget(window=100_000, reserve=8192, threshold=0.8)
+    assert budget.trigger == 80_000 and budget.hard_limit == 91_808
+    assert assess(50_000, budget).verdict == FITS
+    v = assess(85_000, budget, minimum_after=30_000)
+    assert v.verdict == COMPACT and v.to_json()["trigger"] == 80_000
+    assert assess(120_000, budget, minimum_after=95_000).verdict == CANNOT_FIT
+    with pytest.raises(ValueError):
+        Budget(window=100, reserve=100)
+    with pytest.raises(ValueError):
+        Budget(window=100, threshold=0)
