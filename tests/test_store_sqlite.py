@@ -219,3 +219,8 @@ def test_lock_timeout(url: str, tmp_path: Path) -> None:
 def test_unknown_url() -> None:
     with pytest.raises(StoreError, match="unknown store URL"):
         open_store("ftp://x")
+
+
+def test_open_store_is_exported(url: str) -> None:
+    import sessionctx
+    sessionctx.open_store(url).close()

@@ -10,6 +10,7 @@ from sessionctx.context import (
     display_messages,
 )
 from sessionctx.records import Problem, ReadResult, Record, read_bytes, read_path, select_branch
+from sessionctx.store import open_store
 
 __all__ = [
     "BuildOptions",
@@ -23,6 +24,7 @@ __all__ = [
     "Source",
     "build_context",
     "display_messages",
+    "open_store",
     "read_bytes",
     "read_path",
     "select_branch",

@@ -61,6 +61,53 @@ def load_input(path: str, leaf: str | None = None, fmt: str = "auto") -> Loaded:
     return Loaded(records, result.problems, off, path)
 
 
+def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--store/--session: read a session from a store instead of PATH."""
+    f = click.option("--session", "session", metavar="ID",
+                     help="Read session ID from the store instead of PATH.")(f)
+    f = click.option("--store", "store_url", metavar="URL",
+                     help="Store URL (sqlite:///file.db, jsonl:///dir, postgresql://...); "
+                          "default $SESSIONCTX_STORE or the user's sessions.db.")(f)
+    return f
+
+
+def _open_store(url: str | None) -> Any:
+    from sessionctx.store import StoreError, open_store
+    try:
+        return open_store(url)
+    except StoreError as exc:
+        click.echo(f"sessionctx: {exc}", err=True)
+        sys.exit(2)
+
+
+def load_source(path: str | None, store_url: str | None, session: str | None,
+                leaf: str | None, fmt: str = "auto") -> Loaded:
+    """Records from PATH, or from a store's session (records then named by seq)."""
+    if session is None:
+        if path is None:
+            raise click.UsageError("give PATH, or --session ID (with --store URL)")
+        return load_input(path, leaf, fmt)
+    if path is not None:
+        raise click.UsageError("give either PATH or --session, not both")
+    from sessionctx.store import StoreError
+    store = _open_store(store_url)
+    try:
+        records = store.records(session)
+    except StoreError as exc:
+        click.echo(f"sessionctx: {exc}", err=True)
+        sys.exit(2)
+    finally:
+        store.close()
+    if not records:
+        click.echo(f"sessionctx: no session {session!r} in the store", err=True)
+        sys.exit(2)
+    try:
+        kept, off = select_branch(records, leaf)
+    except KeyError:
+        raise click.BadParameter(f"no entry with id {leaf!r}", param_hint="--leaf") from None
+    return Loaded(kept, [], off, f"session {session}")
+
+
 def _off_branch_changes(loaded: Loaded) -> list[Change]:
     return [Change("skipped_off_branch", "entry is not on the selected branch of the tree",
                    r.source) for r in loaded.off_branch]
@@ -133,22 +180,23 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("path")
+@click.argument("path", required=False)
 @click.option("--view", type=click.Choice(["context", "display"]), default="context",
               show_default=True, help="context: what the model sees; display: what a person sees.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @build_options
 @provider_options
-def build(path: str, view: str, as_json: bool, browser_tool: tuple[str, ...],
+@store_options
+def build(path: str | None, view: str, as_json: bool, browser_tool: tuple[str, ...],
           keep_screenshots: int, note_unpaired: bool, leaf: str | None, fmt: str,
           provider: str | None, model: str | None, system_prompt: str | None,
-          thinking_as_text: bool) -> None:
+          thinking_as_text: bool, store_url: str | None, session: str | None) -> None:
     """Build the model context (or the display) of the session at PATH ('-' for stdin).
 
     With --provider, print the request body for that API instead (with --json: the body, every
     change and the pending calls).
     """
-    loaded = load_input(path, leaf, fmt)
+    loaded = load_source(path, store_url, session, leaf, fmt)
     _warn_problems(loaded.problems)
     if provider is not None and view == "display":
         raise click.UsageError("--provider builds the context view; drop --view display")
@@ -229,19 +277,22 @@ def _problem_record(problem: Problem) -> dict[str, Any] | None:
 
 
 @main.command()
-@click.argument("path")
+@click.argument("path", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @build_options
 @provider_options
-def check(path: str, as_json: bool, browser_tool: tuple[str, ...], keep_screenshots: int,
-          note_unpaired: bool, leaf: str | None, fmt: str, provider: str | None,
-          model: str | None, system_prompt: str | None, thinking_as_text: bool) -> None:
+@store_options
+def check(path: str | None, as_json: bool, browser_tool: tuple[str, ...],
+          keep_screenshots: int, note_unpaired: bool, leaf: str | None, fmt: str,
+          provider: str | None, model: str | None, system_prompt: str | None,
+          thinking_as_text: bool, store_url: str | None, session: str | None) -> None:
     """Say why the session at PATH cannot be sent as stored. Exit 0 ready, 1 not, 2 unreadable.
 
     With --provider, also validate the built request body and list what the stored history,
     converted as it is, would trigger at that provider.
     """
-    loaded = load_input(path, leaf, fmt)
+    loaded = load_source(path, store_url, session, leaf, fmt)
+    path = loaded.label
     ctx = build_context(loaded.records, _options(browser_tool, keep_screenshots, note_unpaired))
     ctx.changes[:0] = _off_branch_changes(loaded)
     problems = problems_of(loaded, ctx)
@@ -274,12 +325,14 @@ def check(path: str, as_json: bool, browser_tool: tuple[str, ...], keep_screensh
 
 
 @main.command()
-@click.argument("path")
+@click.argument("path", required=False)
 @build_options
-def explain(path: str, browser_tool: tuple[str, ...], keep_screenshots: int,
-            note_unpaired: bool, leaf: str | None, fmt: str) -> None:
+@store_options
+def explain(path: str | None, browser_tool: tuple[str, ...], keep_screenshots: int,
+            note_unpaired: bool, leaf: str | None, fmt: str, store_url: str | None,
+            session: str | None) -> None:
     """Show the stored records, the display and the context side by side, with reasons."""
-    loaded = load_input(path, leaf, fmt)
+    loaded = load_source(path, store_url, session, leaf, fmt)
     _warn_problems(loaded.problems)
     ctx = build_context(loaded.records, _options(browser_tool, keep_screenshots, note_unpaired))
     ctx.changes[:0] = _off_branch_changes(loaded)
@@ -315,6 +368,72 @@ def explain_lines(records: list[Record], ctx: Context) -> list[str]:
     rows.append(f"\n{len(records)} record(s) stored, {len(ctx.messages)} message(s) for the "
                 f"model, {len(ctx.repairs)} repair(s)")
     return rows
+
+
+@main.command()
+@click.option("--store", "store_url", metavar="URL", help="Store URL (default: see build).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def sessions(store_url: str | None, as_json: bool) -> None:
+    """List the sessions in a store with record counts, last seq and append times."""
+    from sessionctx.store import StoreError
+    store = _open_store(store_url)
+    try:
+        infos = store.sessions()
+    except StoreError as exc:
+        click.echo(f"sessionctx: {exc}", err=True)
+        sys.exit(2)
+    finally:
+        store.close()
+    if as_json:
+        _emit_json({"sessions": [i.to_json() for i in infos]})
+        return
+    for i in infos:
+        click.echo(f"{i.id}\t{i.records} record(s)\tlast seq {i.last_seq}\t"
+                   f"{i.first_append or '-'} .. {i.last_append or '-'}")
+
+
+@main.command("import")
+@click.argument("path")
+@click.option("--session", required=True, metavar="ID", help="Session to append the records to.")
+@click.option("--store", "store_url", metavar="URL", help="Store URL (default: see build).")
+def import_(path: str, session: str, store_url: str | None) -> None:
+    """Append the records of the session file at PATH to session ID in the store."""
+    from sessionctx.store import StoreError
+    result = read_input(path, progress=_progress_printer(path))
+    if result.fatal:
+        for problem in result.problems:
+            click.echo(f"sessionctx: {problem}", err=True)
+        sys.exit(2)
+    _warn_problems(result.problems)
+    store = _open_store(store_url)
+    try:
+        seqs = store.import_records(session, result.records)
+    except StoreError as exc:
+        click.echo(f"sessionctx: {exc}", err=True)
+        sys.exit(2)
+    finally:
+        store.close()
+    span = f"seq {seqs[0]}..{seqs[-1]}" if seqs else "nothing"
+    click.echo(f"imported {len(seqs)} record(s) into {session} ({span}); "
+               f"{len(result.problems)} problem(s)")
+
+
+@main.command()
+@click.argument("session", metavar="ID")
+@click.option("-o", "--output", required=True, metavar="PATH", help="JSONL file to write.")
+@click.option("--store", "store_url", metavar="URL", help="Store URL (default: see build).")
+def export(session: str, output: str, store_url: str | None) -> None:
+    """Write every record of session ID to a JSONL file, exactly as stored."""
+    from sessionctx.store import StoreError
+    store = _open_store(store_url)
+    try:
+        count = store.export(session, output)
+    except StoreError as exc:
+        click.echo(f"sessionctx: {exc}", err=True)
+        sys.exit(2)
+    finally:
+        store.close()
+    click.echo(f"exported {count} record(s) of {session} to {output}")
 
 
 if __name__ == "__main__":  # pragma: no cover
