@@ -15,7 +15,7 @@ POLICY = Policy()
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     body: dict[str, Any] = {"messages": [_message(t) for t in prep.turns]}
-    system = "\n\n".join(s for s in prep.system if s.strip())
+    system = prep.system_text()
     if system:
         body["system"] = system
     return body

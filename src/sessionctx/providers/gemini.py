@@ -15,7 +15,7 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     contents = [_content(t, prep, cap) for t in prep.turns]
     body: dict[str, Any] = {"contents": contents}
-    system = "\n\n".join(s for s in prep.system if s.strip())
+    system = prep.system_text()
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
     return body

@@ -23,7 +23,7 @@ POLICY = Policy(merge_roles=False, first_user=False, system_inline=True)
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
-    system = "\n\n".join(s for s in prep.system if s.strip())
+    system = prep.system_text()
     if system:
         messages.append({"role": "system", "content": system})
     for turn in prep.turns:

@@ -27,7 +27,7 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     for turn in prep.turns:
         items.extend(_items(turn))
     body: dict[str, Any] = {"input": items}
-    system = "\n\n".join(s for s in prep.system if s.strip())
+    system = prep.system_text()
     if system:
         body["instructions"] = system
     return body

@@ -77,6 +77,10 @@ class Prepared:
         self.changes.append(Change(kind, reason, turn.source if turn else None,
                                    turn.index if turn else None, detail))
 
+    def system_text(self) -> str:
+        """The system prompt parts as one text, blank parts left out."""
+        return "\n\n".join(s for s in self.system if s.strip())
+
 
 # ---------------------------------------------------------------- reading into turns
 
