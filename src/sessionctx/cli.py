@@ -15,7 +15,13 @@ from typing import Any, NoReturn
 import click
 
 from sessionctx.changes import Change, Source
-from sessionctx.context import BuildOptions, Context, build_context, display_messages
+from sessionctx.context import (
+    BuildOptions,
+    Context,
+    build_context,
+    display_messages,
+    is_displayed,
+)
 from sessionctx.inputs import FORMATS, read_input
 from sessionctx.records import MESSAGE, Problem, Record, file_size, select_branch
 from sessionctx.render import format_change, format_message, summarize_message
@@ -343,7 +349,6 @@ def explain(path: str | None, browser_tool: tuple[str, ...], keep_screenshots: i
 
 def explain_lines(records: list[Record], ctx: Context) -> list[str]:
     """One row per stored record: what it is, whether a person sees it, what the model gets."""
-    shown = {id(m) for m in display_messages(records)}
     by_source: dict[tuple[int | None, int | None, int | None], list[Change]] = {}
     for change in ctx.changes:
         if change.record is not None:
@@ -356,8 +361,7 @@ def explain_lines(records: list[Record], ctx: Context) -> list[str]:
             f"{'-' * 14} {'-' * 18} {'-' * 8} {'-' * 40}"]
     for record in records:
         key = (record.source.line, record.source.index, record.source.seq)
-        displayed = "shown" if id(record.view) in shown or (record.kind == "extension_message" \
-            and record.view.get("display") is not False) else "hidden"
+        displayed = "shown" if is_displayed(record) else "hidden"
         targets = in_context.get(key, [])
         fate = ", ".join(f"#{i}" for i in targets) if targets else "not sent"
         rows.append(f"{record.source.label():<14} {record.kind:<18} {displayed:<8} {fate}  "

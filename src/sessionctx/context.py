@@ -151,7 +151,7 @@ class ContextBuilder:
                                      f"ignored a malformed checkpoint: {record.problem}",
                                      record.source))
             return
-        replaced = sum(1 for s in self._slots if s.message is not None)
+        replaced = len(self._slots)
         self._reset()
         view = record.view
         self._log.append(_Logged(
@@ -294,15 +294,25 @@ def build_context(records: Iterable[Record], options: BuildOptions | None = None
         return ContextBuilder(options).extend(records).context()
 
 
+def is_displayed(record: Record) -> bool:
+    """Whether a chat UI shows this record: chat, local commands, summaries, and extension
+    messages unless `display` is false."""
+    if record.kind == EXTENSION_MESSAGE:
+        return record.view.get("display") is not False
+    return record.kind in (MESSAGE, LOCAL_COMMAND, SUMMARY)
+
+
 def display_messages(records: Iterable[Record]) -> list[Message]:
     """What a chat UI shows: the whole history, no pairing or checkpoint applied; extension
     messages with `display: false` hidden."""
     out: list[Message] = []
     for record in records:
+        if not is_displayed(record):
+            continue
         view = record.view
-        if record.kind in (MESSAGE, LOCAL_COMMAND, SUMMARY):
+        if record.kind != EXTENSION_MESSAGE:
             out.append(view)
-        elif record.kind == EXTENSION_MESSAGE and view.get("display") is not False:
+        else:
             content = view.get("content")
             message: Message = {"role": "user", "content": content if content is not None
                                 else ""}
@@ -360,10 +370,10 @@ def _interrupted_note(lost: list[OpenCall]) -> str:
     return INTERRUPTED_NOTE.format(calls=names)
 
 
-def _change_order(change: Change) -> tuple[int, int, int]:
+def _change_order(change: Change) -> tuple[int, int]:
     src = change.record
     if src is None:
-        return (0, 0, 0)
+        return (0, 0)
     pos = src.seq if src.seq is not None else src.line if src.line is not None else (
         src.index if src.index is not None else 0)
-    return (pos, src.part if src.part is not None else -1, 0)
+    return (pos, src.part if src.part is not None else -1)
