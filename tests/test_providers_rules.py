@@ -125,6 +125,41 @@ def test_orphan_result_is_never_sent() -> None:
     assert shared.RESULT_WITHOUT_CALL in [c.kind for c in req.changes]
 
 
+def raw_build(provider: str, *messages: Msg) -> tuple[dict[str, Any], list[str]]:
+    """Build straight from messages, without the core's pairing, and check the body."""
+    req = build_from_messages(list(messages), None, provider)
+    assert validate(req.body, provider) == []
+    sdk_check(provider, req.body)
+    return req.body, [c.kind for c in req.changes]
+
+
+def test_result_before_its_call_does_not_hide_the_later_result() -> None:
+    # the early result answers nothing; the call is answered by the one that follows it
+    msgs = (user("go"), result("x", "too early"), assistant(call("x")), result("x", "on time"))
+    body, kinds = raw_build("anthropic", *msgs)
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert body["messages"][2]["content"][0]["content"][0]["text"] == "on time"
+    assert "too early" not in json.dumps(body)
+    assert shared.RESULT_WITHOUT_CALL in kinds and shared.CALL_WITHOUT_RESULT not in kinds
+
+
+def test_results_out_of_call_order_are_put_in_order_and_logged() -> None:
+    msgs = (user("go"), assistant(call("a"), call("b")), result("b", "B"), result("a", "A"))
+    body, kinds = raw_build("anthropic", *msgs)
+    assert [b["tool_use_id"] for b in body["messages"][2]["content"]] == ["a", "b"]
+    assert shared.RESULTS_MOVED in kinds
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_call_blocks_outside_assistant_messages_are_not_sent(provider: str) -> None:
+    # prevents: "tool_use blocks belong to assistant messages"
+    stray = {"role": "user", "content": [{"type": "toolCall", "id": "c9", "name": "bash",
+                                          "arguments": {}}, text("hi")]}
+    body, kinds = raw_build(provider, stray)
+    assert "c9" not in json.dumps(body)
+    assert shared.UNSUPPORTED_BLOCK in kinds
+
+
 # ---------------------------------------------------------------- ids
 
 def test_ids_rewritten_to_pattern_same_on_call_and_result() -> None:
@@ -178,6 +213,18 @@ def test_duplicate_call_ids_renamed() -> None:
             if p["type"] == "result"}
     assert ids == ["x", "x_2"] and outs == {"x": "first", "x_2": "second"}
     assert shared.DUPLICATE_ID_RENAMED in [c.kind for c in prep.changes]
+
+
+def test_renamed_duplicate_never_collides_with_a_stored_id() -> None:
+    # the second "x" becomes "x_2", which a later call already uses as its own id
+    msgs = (user("go"), assistant(call("x")), result("x", "1"), assistant(call("x")),
+            result("x", "2"), assistant(call("x_2")), result("x_2", "3"))
+    body, _ = raw_build("anthropic", *msgs)
+    uses = [b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"]
+    answers = {b["tool_use_id"]: b["content"][0]["text"] for m in body["messages"]
+               for b in m["content"] if b["type"] == "tool_result"}
+    assert len(set(uses)) == 3
+    assert [answers[u] for u in uses] == ["1", "2", "3"]
 
 
 def test_responses_pipe_ids_split_into_call_id() -> None:

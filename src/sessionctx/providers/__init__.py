@@ -13,6 +13,7 @@ from typing import Any
 
 from sessionctx.changes import Change, Source
 from sessionctx.context import Context
+from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
 from sessionctx.providers import anthropic, bedrock, gemini, openai_chat, openai_responses
 from sessionctx.providers.capabilities import PROVIDERS, capability
@@ -59,8 +60,9 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
     base: Policy = module.POLICY
     opts = options or BuildRequestOptions()
     policy = Policy(base.merge_roles, base.first_user, base.system_inline, opts.thinking_as_text)
-    prep = prepare(messages, sources, cap, chosen, policy, system, repair)
-    body: dict[str, Any] = module.render(prep, cap)
+    with paused_gc():  # a body is a large acyclic tree, like the context it comes from
+        prep = prepare(messages, sources, cap, chosen, policy, system, repair)
+        body: dict[str, Any] = module.render(prep, cap)
     return Request(body, prep.changes, provider, chosen)
 
 

@@ -7,22 +7,24 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import Part, Policy, Prepared, Turn
+from sessionctx.providers.shared import Part, Policy, Prepared
 from sessionctx.providers.violations import Violation
 
 POLICY = Policy()
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": [_message(t) for t in prep.turns]}
+    body: dict[str, Any] = {"messages": [
+        {"role": t.role, "content": _blocks(t.parts)} for t in prep.turns]}
     system = prep.system_text()
     if system:
         body["system"] = system
     return body
 
 
-def _message(turn: Turn) -> dict[str, Any]:
-    return {"role": turn.role, "content": [_block(p) for p in turn.parts]}
+def _blocks(parts: list[Part]) -> list[dict[str, Any]]:
+    """Neutral text parts already have the Messages shape and go out as they are."""
+    return [p if p["type"] == "text" else _block(p) for p in parts]
 
 
 def _block(part: Part) -> dict[str, Any]:
@@ -40,7 +42,7 @@ def _block(part: Part) -> dict[str, Any]:
         return {"type": "tool_use", "id": part["id"], "name": part["name"], "input": part["args"]}
     if kind == "result":
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": part["id"],
-                               "content": [_block(p) for p in part["content"]]}
+                               "content": _blocks(part["content"])}
         if part["is_error"]:
             out["is_error"] = True
         return out

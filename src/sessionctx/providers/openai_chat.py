@@ -27,49 +27,65 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     if system:
         messages.append({"role": "system", "content": system})
     for turn in prep.turns:
-        messages.extend(_messages(turn, prep))
+        if turn.role == "assistant":
+            messages.append(_assistant(turn))
+        elif turn.role == "system":
+            messages.append({"role": "system", "content": "\n\n".join(
+                p["text"] for p in turn.parts if p["type"] == "text")})
+        else:
+            _user(turn, prep, messages)
     return {"messages": messages}
 
 
-def _messages(turn: Turn, prep: Prepared) -> list[dict[str, Any]]:
-    if turn.role == "assistant":
-        text = "".join(p["text"] for p in turn.parts if p["type"] == "text")
-        msg: dict[str, Any] = {"role": "assistant", "content": text or None}
-        calls = [{"id": p["id"], "type": "function",
-                  "function": {"name": p["name"], "arguments": json_text(p["args"])}}
-                 for p in turn.parts if p["type"] == "call"]
-        if calls:
-            msg["tool_calls"] = calls
-        return [msg]
-    if turn.role == "system":
-        return [{"role": "system",
-                 "content": "\n\n".join(p["text"] for p in turn.parts if p["type"] == "text")}]
-    out: list[dict[str, Any]] = []
-    moved: list[dict[str, Any]] = []
+def _assistant(turn: Turn) -> dict[str, Any]:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for p in turn.parts:
+        kind = p["type"]
+        if kind == "text":
+            texts.append(p["text"])
+        elif kind == "call":
+            calls.append({"id": p["id"], "type": "function",
+                          "function": {"name": p["name"], "arguments": json_text(p["args"])}})
+    msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if calls:
+        msg["tool_calls"] = calls
+    return msg
+
+
+def _user(turn: Turn, prep: Prepared, out: list[dict[str, Any]]) -> None:
+    """One `tool` message per result, then the user content; with repairs, a result's images
+    move into that user content, where images are allowed."""
+    content: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
     for part in turn.parts:
         if part["type"] != "result":
+            rest.append(part if part["type"] == "text" else _user_part(part))
             continue
-        texts = [p["text"] for p in part["content"] if p["type"] == "text"]
-        pics = [p for p in part["content"] if p["type"] == "image"]
         if not prep.repaired:
             out.append({"role": "tool", "tool_call_id": part["id"],
                         "content": [_user_part(p) for p in part["content"]]})
             continue
+        texts: list[str] = []
+        pics: list[Part] = []
+        for p in part["content"]:
+            if p["type"] == "text":
+                texts.append(p["text"])
+            elif p["type"] == "image":
+                pics.append(p)
         out.append({"role": "tool", "tool_call_id": part["id"],
                     "content": "\n".join(texts) or (f"({len(pics)} image(s) follow)" if pics
                                                     else "")})
         if pics:
-            moved.append({"type": "text", "text": f"Images from the result of tool call "
-                                                  f"{part['id']}:"})
-            moved.extend(_user_part(p) for p in pics)
+            content.append({"type": "text", "text": f"Images from the result of tool call "
+                                                    f"{part['id']}:"})
+            content.extend(_user_part(p) for p in pics)
             prep.log(TOOL_IMAGES_MOVED, "Image URLs are only allowed for messages with role "
                      "'user'; the tool's images were put in a following user message", turn,
                      id=part["id"])
-    rest = [_user_part(p) for p in turn.parts if p["type"] != "result"]
-    content = moved + rest
+    content.extend(rest)
     if content:
         out.append({"role": "user", "content": content})
-    return out
 
 
 def _user_part(part: Part) -> dict[str, Any]:

@@ -25,7 +25,10 @@ POLICY = Policy(merge_roles=False, first_user=False, system_inline=True)
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     for turn in prep.turns:
-        items.extend(_items(turn))
+        if turn.role == "assistant":
+            _assistant_items(turn, items)
+        else:
+            _input_items(turn, items)
     body: dict[str, Any] = {"input": items}
     system = prep.system_text()
     if system:
@@ -33,32 +36,33 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     return body
 
 
-def _items(turn: Turn) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    if turn.role == "assistant":
-        text: list[str] = []
-        for part in turn.parts:
-            if part["type"] == "text":
-                text.append(part["text"])
-                continue
-            if text:
-                out.append({"type": "message", "role": "assistant", "content": "".join(text)})
-                text = []
-            if part["type"] == "thinking":
-                item = reasoning_item(part["signature"] or "") or {
-                    "type": "reasoning", "id": part["signature"], "summary": []}
-                out.append(_clean_reasoning(item))
-            elif part["type"] == "call":
-                call = {"type": "function_call", "call_id": part["id"], "name": part["name"],
-                        "arguments": json_text(part["args"])}
-                if part.get("item_id"):
-                    call["id"] = part["item_id"]
-                out.append(call)
-            else:
-                out.append(dict(part.get("block", part)))
+def _assistant_items(turn: Turn, out: list[dict[str, Any]]) -> None:
+    text: list[str] = []
+    for part in turn.parts:
+        kind = part["type"]
+        if kind == "text":
+            text.append(part["text"])
+            continue
         if text:
             out.append({"type": "message", "role": "assistant", "content": "".join(text)})
-        return out
+            text = []
+        if kind == "call":
+            call = {"type": "function_call", "call_id": part["id"], "name": part["name"],
+                    "arguments": json_text(part["args"])}
+            if part.get("item_id"):
+                call["id"] = part["item_id"]
+            out.append(call)
+        elif kind == "thinking":
+            item = reasoning_item(part["signature"] or "") or {
+                "type": "reasoning", "id": part["signature"], "summary": []}
+            out.append(_clean_reasoning(item))
+        else:
+            out.append(dict(part.get("block", part)))
+    if text:
+        out.append({"type": "message", "role": "assistant", "content": "".join(text)})
+
+
+def _input_items(turn: Turn, out: list[dict[str, Any]]) -> None:
     content: list[dict[str, Any]] = []
     for part in turn.parts:
         if part["type"] == "result":
@@ -69,7 +73,6 @@ def _items(turn: Turn) -> list[dict[str, Any]]:
     if content:
         role = "system" if turn.role == "system" else "user"
         out.append({"type": "message", "role": role, "content": content})
-    return out
 
 
 def _clean_reasoning(item: dict[str, Any]) -> dict[str, Any]:
@@ -80,9 +83,12 @@ def _clean_reasoning(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _output(content: list[Part]) -> Any:
-    if all(p["type"] == "text" for p in content):
-        return "\n".join(p["text"] for p in content)
-    return [_input_part(p) for p in content]
+    texts: list[str] = []
+    for p in content:
+        if p["type"] != "text":
+            return [_input_part(p) for p in content]
+        texts.append(p["text"])
+    return "\n".join(texts)
 
 
 def _input_part(part: Part) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """The provider-neutral form of a context and the policies several providers need.
 
-A context is first read into turns of neutral parts (text, image, thinking, call, result), the
-policies repair those turns (empty blocks, JSON arguments, duplicate and invalid ids, result
-placement, thinking replay, images, roles), and each provider module only maps turns to its wire
-format. With `repair=False` the turns are mapped as stored, to show what a naive conversion sends.
+A context is read into turns of neutral parts (text, image, thinking, call, result) in one walk
+that also makes the per-block repairs (empty blocks, JSON arguments, duplicate and invalid ids,
+tool names); the structural policies then work on whole turns (result placement, thinking replay,
+images, system messages, roles), and each provider module only maps turns to its wire format.
+With `repair=False` the turns are mapped as stored, to show what a naive conversion sends.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import base64
 import hashlib
 import json
 import re
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from sessionctx.changes import Change, Source
-from sessionctx.messages import Message, first_string
+from sessionctx.messages import CALL_BLOCK_TYPES, Message, first_string
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
 
@@ -52,6 +54,7 @@ RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 EMPTY_OUTPUT = "(no output)"
 CONTINUED = "(continued from earlier context)"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 @dataclass(slots=True)
@@ -64,6 +67,8 @@ class Turn:
     source: Source | None
     api: str | None = None
     model: str | None = None
+    thinking: bool = False  # holds reasoning parts
+    bound: bool = False  # holds calls with an item id or thought signature
 
 
 @dataclass(slots=True)
@@ -84,71 +89,6 @@ class Prepared:
 
 # ---------------------------------------------------------------- reading into turns
 
-def to_turns(messages: list[Message], sources: list[Source] | None) -> list[Turn]:
-    turns = []
-    for i, message in enumerate(messages):
-        source = sources[i] if sources is not None and i < len(sources) else None
-        turns.append(_turn(message, i, source))
-    return turns
-
-
-def _turn(message: Message, index: int, source: Source | None) -> Turn:
-    role = message.get("role")
-    if role in ("toolResult", "tool"):
-        return Turn("user", [_result_part(message)], index, source)
-    api = message.get("api") if isinstance(message.get("api"), str) else None
-    model = message.get("model") if isinstance(message.get("model"), str) else None
-    parts = [p for b in _blocks(message.get("content")) if (p := _part(b)) is not None]
-    tool_calls = message.get("tool_calls")
-    if role == "assistant" and isinstance(tool_calls, list):
-        for item in tool_calls:
-            if isinstance(item, dict):
-                function = item.get("function")
-                fn: dict[str, Any] = function if isinstance(function, dict) else {}
-                parts.append(_call_part(item, fn.get("name", item.get("name")),
-                                        fn.get("arguments", item.get("arguments"))))
-    neutral = role if role in ("assistant", "system") else "user"
-    return Turn(neutral, parts, index, source, api, model)
-
-
-def _blocks(content: Any) -> list[Any]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return content if isinstance(content, list) else []
-
-
-def _part(block: Any) -> Part | None:
-    if isinstance(block, str):
-        return {"type": "text", "text": block}
-    if not isinstance(block, dict):
-        return None
-    kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return {"type": "text", "text": block["text"]}
-    if kind == "image":
-        data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
-        if isinstance(data, str) and isinstance(mime, str):
-            return {"type": "image", "data": data, "mime": mime}
-    if kind == "thinking":
-        text = block.get("thinking")
-        sig = block.get("thinkingSignature", block.get("signature"))
-        return {"type": "thinking", "text": text if isinstance(text, str) else "",
-                "signature": sig if isinstance(sig, str) else None,
-                "redacted": bool(block.get("redacted"))}
-    if kind in ("toolCall", "tool_use", "tool_call"):
-        return _call_part(block, block.get("name"), block.get("arguments", block.get("input")))
-    return {"type": "raw", "block": block}
-
-
-def _call_part(block: dict[str, Any], name: Any, args: Any) -> Part:
-    raw_id = first_string(block, ("id", "toolCallId", "tool_call_id"))
-    call_id, item_id = split_id(raw_id)
-    sig = block.get("thoughtSignature")
-    return {"type": "call", "id": call_id, "item_id": item_id,
-            "name": name if isinstance(name, str) else None, "args": args,
-            "signature": sig if isinstance(sig, str) else None}
-
-
 def split_id(raw: str | None) -> tuple[str | None, str | None]:
     """pi's Responses convention: '<call_id>|<fc item id>'."""
     if raw is not None and "|" in raw:
@@ -158,113 +98,196 @@ def split_id(raw: str | None) -> tuple[str | None, str | None]:
     return raw, None
 
 
-def _result_part(message: Message) -> Part:
-    rid, _ = split_id(first_string(message, ("toolCallId", "tool_call_id")))
-    content = [p for b in _blocks(message.get("content")) if (p := _part(b)) is not None]
-    name = message.get("toolName", message.get("name"))
-    return {"type": "result", "id": rid, "name": name if isinstance(name, str) else None,
-            "content": content, "is_error": bool(message.get("isError"))}
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
-# ---------------------------------------------------------------- the policies
+class _Reader:
+    """Reads messages into turns in one walk over every block.
 
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """Which structural repairs a provider needs on top of the common ones."""
+    With `repair`, each block is repaired on the way (blank text, unsupported blocks, call
+    arguments, reused and invalid ids, tool names) and each result that answers an open call is
+    indexed under the id its call goes out with, so placing results needs no search. Without
+    it, the blocks are read as stored, to show what a naive conversion sends. Turn `index` is
+    the message's position, which is also the turn's position in the list read.
+    """
 
-    merge_roles: bool = True
-    first_user: bool = True
-    system_inline: bool = False  # mid-conversation system messages are allowed as they are
-    thinking_as_text: bool = False
+    def __init__(self, prep: Prepared, cap: Capability, repair: bool) -> None:
+        self.prep = prep
+        self.cap = cap
+        self.repair = repair
+        self.id_fits = re.compile(cap.id_pattern).match
+        self.seen: set[str] = set()
+        self.renamed: dict[str, int] = {}
+        self.open_calls: dict[str, list[str]] = {}
+        self.used: set[str] = set()
+        self.good_names: set[str] = set()
+        self.results: dict[str, tuple[int, Part]] = {}  # wire id: (turn, result)
+        # every image read, with the result it belongs to, oldest first
+        self.images: list[tuple[Part, Turn, Part | None]] = []
 
+    def turn(self, message: Message, index: int, source: Source | None) -> Turn:
+        role = message.get("role")
+        if role == "toolResult" or role == "tool":
+            turn = Turn("user", [], index, source)
+            turn.parts.append(self._result(message, turn))
+            return turn
+        api, model = message.get("api"), message.get("model")
+        turn = Turn("assistant" if role == "assistant" else "system" if role == "system"
+                    else "user", [], index, source,
+                    api if isinstance(api, str) else None,
+                    model if isinstance(model, str) else None)
+        turn.parts = self._blocks(message.get("content"), turn, role == "assistant", None)
+        tool_calls = message.get("tool_calls")
+        if role == "assistant" and isinstance(tool_calls, list):
+            for item in tool_calls:
+                if isinstance(item, dict):
+                    function = item.get("function")
+                    fn: dict[str, Any] = function if isinstance(function, dict) else {}
+                    turn.parts.append(self._call(item, fn.get("name", item.get("name")),
+                                                 fn.get("arguments", item.get("arguments")),
+                                                 turn))
+        return turn
 
-def prepare(messages: list[Message], sources: list[Source] | None, cap: Capability, model: str,
-            policy: Policy, system: str | None = None, repair: bool = True) -> Prepared:
-    """Turns ready for one provider's renderer, with every change logged."""
-    prep = Prepared(to_turns(messages, sources), [system] if system else [])
-    if not repair:
-        prep.repaired = False
-        return prep
-    _clean_parts(prep)
-    _unique_ids(prep)
-    _rewrite_ids(prep, cap)
-    _place_results(prep)
-    _thinking(prep, cap, model, policy.thinking_as_text)
-    _empty_outputs(prep)
-    _images(prep, cap)
-    _drop_empty_turns(prep)
-    _systems(prep, cap, policy)
-    _drop_empty_turns(prep)
-    if policy.merge_roles:
-        _merge(prep)
-    if policy.first_user and prep.turns and prep.turns[0].role != "user":
-        prep.turns.insert(0, Turn("user", [{"type": "text", "text": CONTINUED}], None, None))
-        prep.log(FIRST_USER_ADDED, "the provider requires the first message to be a user "
-                 "message; a placeholder saying the history continues was put first")
-    return prep
+    def _blocks(self, content: Any, turn: Turn, assistant: bool,
+                result: Part | None) -> list[Part]:
+        """The parts of one message's content; text, the common case, is read inline."""
+        if isinstance(content, str):
+            content = [content]
+        elif not isinstance(content, list):
+            return []
+        parts: list[Part] = []
+        repair = self.repair
+        blank = 0
+        for block in content:
+            if isinstance(block, dict):
+                text = block.get("text") if block.get("type") == "text" else None
+                if not isinstance(text, str):
+                    part = self._block(block, turn, assistant, result)
+                    if part is not None:
+                        parts.append(part)
+                    continue
+            elif isinstance(block, str):
+                text = block
+            else:
+                continue
+            if repair and (not text or text.isspace()):
+                blank += 1
+            else:
+                parts.append({"type": "text", "text": text})
+        if blank:
+            self.prep.log(EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks are "
+                          "rejected (text content blocks must be non-empty)", turn, count=blank)
+        return parts
 
+    def _block(self, block: dict[str, Any], turn: Turn, assistant: bool,
+               result: Part | None) -> Part | None:
+        kind = block.get("type")
+        if kind == "image":
+            data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
+            if isinstance(data, str) and isinstance(mime, str):
+                part = {"type": "image", "data": data, "mime": mime}
+                self.images.append((part, turn, result))
+                return part
+        elif assistant and kind == "thinking":
+            turn.thinking = True
+            return {"type": "thinking", "text": _string(block.get("thinking")) or "",
+                    "signature": _string(block.get("thinkingSignature",
+                                                   block.get("signature"))),
+                    "redacted": bool(block.get("redacted"))}
+        elif assistant and kind in CALL_BLOCK_TYPES:
+            return self._call(block, block.get("name"), block.get("arguments",
+                                                                  block.get("input")), turn)
+        if not self.repair:
+            return {"type": "raw", "block": block}
+        text = block.get("text")
+        if isinstance(text, str) and text.strip():
+            return {"type": "text", "text": text}
+        self.prep.log(UNSUPPORTED_BLOCK, f"block of type {kind!r} has no equivalent in "
+                      "provider requests", turn)
+        return None
 
-def _clean_parts(prep: Prepared) -> None:
-    """One pass for the per-block repairs: unsupported blocks, empty text, call arguments."""
-    for turn in prep.turns:
-        dirty = False
-        empty = 0
-        for part in turn.parts:
-            kind = part["type"]
-            if kind == "text":
-                if not part["text"].strip():
-                    part["drop"] = dirty = True
-                    empty += 1
-            elif kind == "call":
-                fixed, changed = repair_arguments(part["args"])
-                part["args"] = fixed
-                if changed:
-                    prep.log(ARGUMENTS_REPAIRED, "call arguments were not a JSON object; the "
-                             f"stored text is kept under {RAW_ARGUMENTS_KEY!r}", turn,
-                             id=part["id"])
-            elif kind == "raw":
-                dirty = True
-                _raw(prep, turn, part)
-            elif kind == "result":
-                for inner in part["content"]:
-                    if inner["type"] == "text" and not inner["text"].strip():
-                        inner["drop"] = dirty = True
-                        empty += 1
-                    elif inner["type"] == "raw":
-                        dirty = True
-                        _raw(prep, turn, inner)
-        if dirty:
-            _compact(turn)
-        if empty:
-            prep.log(EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks are rejected "
-                     "(text content blocks must be non-empty)", turn, count=empty)
+    def _call(self, block: dict[str, Any], name: Any, args: Any, turn: Turn) -> Part:
+        call_id = block.get("id")
+        item_id = None
+        if not isinstance(call_id, str) or "|" in call_id:
+            call_id, item_id = split_id(first_string(block, ("id", "toolCallId",
+                                                             "tool_call_id")))
+        signature = block.get("thoughtSignature")
+        part = {"type": "call", "id": call_id, "item_id": item_id,
+                "name": name if isinstance(name, str) else None, "args": args,
+                "signature": signature if isinstance(signature, str) else None}
+        if item_id or part["signature"]:
+            turn.bound = True
+        if not self.repair:
+            return part
+        if not isinstance(args, dict):
+            part["args"], changed = repair_arguments(args)
+            if changed:
+                self.prep.log(ARGUMENTS_REPAIRED, "call arguments were not a JSON object; the "
+                              f"stored text is kept under {RAW_ARGUMENTS_KEY!r}", turn,
+                              id=call_id)
+        if name not in self.good_names:
+            self._check_name(part, turn)
+        if call_id is not None:
+            if call_id in self.used or call_id in self.seen or \
+                    not self.id_fits(call_id) or len(call_id) > self.cap.id_max_len:
+                wire = self._wire_id(call_id, turn)
+            else:
+                wire = call_id
+                self.seen.add(call_id)
+                self.used.add(call_id)
+            part["id"] = wire
+            queue = self.open_calls.get(call_id)
+            if queue is None:
+                self.open_calls[call_id] = [wire]
+            else:
+                queue.append(wire)
+        return part
 
+    def _check_name(self, part: Part, turn: Turn) -> None:
+        name = part["name"]
+        if name is not None and TOOL_NAME.match(name):
+            self.good_names.add(name)
+            return
+        new = SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
+        self.prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$", turn,
+                      old=name, new=new)
+        part["name"] = new
 
-def _raw(prep: Prepared, turn: Turn, part: Part) -> None:
-    block = part["block"]
-    text = block.get("text")
-    if isinstance(text, str) and text.strip():
-        part.clear()
-        part.update({"type": "text", "text": text})
-    else:
-        part["drop"] = True
-        prep.log(UNSUPPORTED_BLOCK, f"block of type {block.get('type')!r} has no equivalent "
-                 "in provider requests", turn)
+    def _wire_id(self, call_id: str, turn: Turn) -> str:
+        """The id for a reused call id or one that does not fit the provider."""
+        unique = call_id
+        if call_id in self.seen:
+            n = self.renamed.get(call_id, 1) + 1
+            self.renamed[call_id] = n
+            unique = f"{call_id}_{n}"
+            self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", turn,
+                          old=call_id, new=unique)
+        self.seen.add(call_id)
+        cap = self.cap
+        wire = id_map_entry(unique, cap, self.used)
+        if wire != unique:
+            self.prep.log(ID_REWRITTEN, f"tool ids must match {cap.id_pattern} with at most "
+                          f"{cap.id_max_len} characters (or were taken)", turn,
+                          old=unique, new=wire)
+        self.used.add(wire)
+        return wire
 
-
-def _all_parts(turn: Turn) -> list[Part]:
-    out = list(turn.parts)
-    for part in turn.parts:
-        if part["type"] == "result":
-            out.extend(part["content"])
-    return out
-
-
-def _compact(turn: Turn) -> None:
-    turn.parts = [p for p in turn.parts if not p.get("drop")]
-    for part in turn.parts:
-        if part["type"] == "result":
-            part["content"] = [p for p in part["content"] if not p.get("drop")]
+    def _result(self, message: Message, turn: Turn) -> Part:
+        rid = message.get("toolCallId")
+        if not isinstance(rid, str) or "|" in rid:
+            rid, _ = split_id(first_string(message, ("toolCallId", "tool_call_id")))
+        name = message.get("toolName", message.get("name"))
+        part: Part = {"type": "result", "id": rid,
+                      "name": name if isinstance(name, str) else None,
+                      "is_error": bool(message.get("isError"))}
+        part["content"] = self._blocks(message.get("content"), turn, False, part)
+        queue = self.open_calls.get(rid) if self.repair and rid is not None else None
+        if queue:  # the earliest open call of this id
+            part["id"] = wire = queue.pop(0)
+            self.results[wire] = (turn.index or 0, part)
+        return part
 
 
 def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:
@@ -286,32 +309,10 @@ def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:
     return {RAW_ARGUMENTS_KEY: json.dumps(args, ensure_ascii=False)}, True
 
 
-def _unique_ids(prep: Prepared) -> None:
-    """A reused call id gets a suffix; each result answers the earliest open call of its id."""
-    seen: dict[str, int] = {}
-    open_calls: dict[str, deque[str]] = {}
-    for turn in prep.turns:
-        for part in turn.parts:
-            cid = part.get("id")
-            if part["type"] == "call" and cid is not None:
-                n = seen.get(cid, 0)
-                seen[cid] = n + 1
-                new = cid if n == 0 else f"{cid}_{n + 1}"
-                if n:
-                    prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", turn,
-                             old=cid, new=new)
-                part["id"] = new
-                open_calls.setdefault(cid, deque()).append(new)
-            elif part["type"] == "result" and cid is not None:
-                queue = open_calls.get(cid)
-                if queue:
-                    part["id"] = queue.popleft()
-
-
 def id_map_entry(original: str, cap: Capability, used: set[str]) -> str:
     """A deterministic id fitting the provider's pattern and length, distinct from `used`."""
-    pattern = re.compile(cap.id_pattern)
-    if pattern.match(original) and len(original) <= cap.id_max_len and original not in used:
+    if re.match(cap.id_pattern, original) and len(original) <= cap.id_max_len and \
+            original not in used:
         return original
     base = SAFE_CHARS.sub("_", original) or "call"
     digest = hashlib.sha256(original.encode()).hexdigest()
@@ -324,82 +325,108 @@ def id_map_entry(original: str, cap: Capability, used: set[str]) -> str:
     return candidate
 
 
-def _rewrite_ids(prep: Prepared, cap: Capability) -> None:
-    mapping: dict[str, str] = {}
-    used: set[str] = set()
-    name_pattern = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-    for turn in prep.turns:
-        for part in turn.parts:
-            cid = part.get("id")
-            if part["type"] == "call":
-                if cid is not None and cid not in mapping:
-                    new = id_map_entry(cid, cap, used)
-                    mapping[cid] = new
-                    used.add(new)
-                    if new != cid:
-                        prep.log(ID_REWRITTEN, f"tool ids must match {cap.id_pattern} with at "
-                                 f"most {cap.id_max_len} characters (or were taken)", turn,
-                                 old=cid, new=new)
-                name = part["name"]
-                if name is None or not name_pattern.match(name):
-                    new_name = SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
-                    prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$",
-                             turn, old=name, new=new_name)
-                    part["name"] = new_name
-                if cid is not None:
-                    part["id"] = mapping[cid]
-            elif part["type"] == "result" and cid is not None and cid in mapping:
-                part["id"] = mapping[cid]
+# ---------------------------------------------------------------- the policies
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Which structural repairs a provider needs on top of the common ones."""
+
+    merge_roles: bool = True
+    first_user: bool = True
+    system_inline: bool = False  # mid-conversation system messages are allowed as they are
+    thinking_as_text: bool = False
 
 
-def _place_results(prep: Prepared) -> None:
-    """All results of one assistant turn, in call order, right after it in one user turn."""
-    results: dict[str, tuple[int, Part, Turn]] = {}
-    for t, turn in enumerate(prep.turns):
-        for part in turn.parts:
-            if part["type"] == "result" and part["id"] is not None:
-                results.setdefault(part["id"], (t, part, turn))
-    claimed: set[int] = set()
+def prepare(messages: list[Message], sources: list[Source] | None, cap: Capability, model: str,
+            policy: Policy, system: str | None = None, repair: bool = True) -> Prepared:
+    """Turns ready for one provider's renderer, with every change logged."""
+    prep = Prepared([], [system] if system else [])
+    reader = _Reader(prep, cap, repair)
+    n = len(sources) if sources is not None else 0
+    prep.turns = [reader.turn(m, i, sources[i] if sources is not None and i < n else None)
+                  for i, m in enumerate(messages)]
+    if not repair:
+        prep.repaired = False
+        return prep
+    _place_results(prep, reader.results, cap, model, policy.thinking_as_text)
+    _images(prep, reader.images, reader.results, cap)
+    _systems(prep, cap, policy)
+    _drop_empty_turns(prep)
+    if policy.merge_roles:
+        _merge(prep)
+    if policy.first_user and prep.turns and prep.turns[0].role != "user":
+        prep.turns.insert(0, Turn("user", [{"type": "text", "text": CONTINUED}], None, None))
+        prep.log(FIRST_USER_ADDED, "the provider requires the first message to be a user "
+                 "message; a placeholder saying the history continues was put first")
+    return prep
+
+
+def _place_results(prep: Prepared, results: dict[str, tuple[int, Part]], cap: Capability,
+                   model: str, as_text: bool) -> None:
+    """All results of one assistant turn, in call order, right after it in one user turn.
+
+    The reader indexed every result that answers an earlier call: any other result is dropped,
+    and so is a call without an indexed result. What reasoning may be replayed is decided once
+    the turn's calls are known; turns left with nothing are dropped.
+    """
     out: list[Turn] = []
     for t, turn in enumerate(prep.turns):
+        parts = turn.parts
         if turn.role == "assistant":
-            placed: list[Part] = []
-            where: list[int] = []
-            kept = []
-            for part in turn.parts:
-                if part["type"] != "call":
-                    kept.append(part)
-                    continue
-                found = results.get(part["id"]) if part["id"] is not None else None
-                if found is None or found[0] <= t or id(found[1]) in claimed:
-                    prep.log(CALL_WITHOUT_RESULT, "every tool call needs its result in the "
-                             "next message; this call has none", turn, id=part["id"])
-                    continue
-                claimed.add(id(found[1]))
-                kept.append(part)
-                placed.append(found[1])
-                where.append(found[0])
-            turn.parts = kept
-            out.append(turn)
+            placed: list[tuple[int, Part]] = []
+            lost = False
+            for part in parts:
+                if part["type"] == "call":
+                    found = results.get(part["id"])
+                    if found is None:
+                        lost = True
+                        prep.log(CALL_WITHOUT_RESULT, "every tool call needs its result in "
+                                 "the next message; this call has none", turn, id=part["id"])
+                    else:
+                        placed.append(found)
+            if lost:
+                turn.parts = [p for p in parts if p["type"] != "call" or p["id"] in results]
+            replay = turn.thinking and _thinking(prep, turn, cap, model, as_text)
+            if turn.bound:
+                _call_replay(prep, turn, cap, model, replay)
+            if turn.parts:
+                out.append(turn)
+            else:
+                prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn)
             if placed:
-                first = prep.turns[where[0]]
-                out.append(Turn("user", placed, first.index, first.source))
-                if sorted(set(where)) != list(range(t + 1, t + 1 + len(set(where)))) or \
-                        any(len(prep.turns[w].parts) > 1 for w in where):
-                    prep.log(RESULTS_MOVED, "tool results must come first in the message right "
-                             "after their calls, all together", turn, ids=[p["id"] for p in placed])
-            continue
-        rest = []
-        for part in turn.parts:
-            if part["type"] != "result":
-                rest.append(part)
-            elif id(part) not in claimed:
+                out.append(_result_turn(prep, turn, t, placed))
+        elif parts and parts[0]["type"] == "result":
+            result = parts[0]
+            found = results.get(result["id"])
+            if found is None or found[1] is not result:
                 prep.log(RESULT_WITHOUT_CALL, "a tool result must answer a call in the "
-                         "previous message", turn, id=part["id"])
-        if rest or not turn.parts:
-            turn.parts = rest
+                         "previous message", turn, id=result["id"])
+        elif parts:
             out.append(turn)
+        elif turn.role != "system":
+            prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn)
     prep.turns = out
+
+
+def _result_turn(prep: Prepared, call_turn: Turn, t: int,
+                 placed: list[tuple[int, Part]]) -> Turn:
+    """The user turn that answers `call_turn`; logged when the results were not already its
+    next messages in call order."""
+    turns = prep.turns
+    in_place = True
+    parts = []
+    for k, (w, part) in enumerate(placed):
+        in_place = in_place and w == t + 1 + k
+        parts.append(part)
+        if not part["content"]:
+            part["content"] = [{"type": "text", "text": EMPTY_OUTPUT}]
+            prep.log(EMPTY_OUTPUT_MARKED, "an empty tool output is sent as an explicit marker",
+                     turns[w], id=part["id"])
+    if not in_place:
+        prep.log(RESULTS_MOVED, "tool results must come first in the message right after "
+                 "their calls, all together", call_turn, ids=[p["id"] for p in parts])
+    first = turns[placed[0][0]]
+    return Turn("user", parts, first.index, first.source)
 
 
 def thinking_replayable(part: Part, turn: Turn, cap: Capability, model: str) -> bool:
@@ -422,59 +449,59 @@ def reasoning_item(signature: str) -> dict[str, Any] | None:
     return None
 
 
-def _thinking(prep: Prepared, cap: Capability, model: str, as_text: bool) -> None:
-    for turn in prep.turns:
-        if turn.role != "assistant":
+def _thinking(prep: Prepared, turn: Turn, cap: Capability, model: str, as_text: bool) -> bool:
+    """Keeps the leading reasoning the provider can replay; says whether any was kept."""
+    kept: list[Part] = []
+    dropped = converted = 0
+    leading = True
+    replay = False
+    parts = turn.parts
+    for i, part in enumerate(parts):
+        if part["type"] != "thinking":
+            leading = False
+            kept.append(part)
             continue
-        kept: list[Part] = []
-        dropped = converted = 0
-        leading = True
-        replay = False
-        for i, part in enumerate(turn.parts):
-            if part["type"] != "thinking":
-                leading = False
-                kept.append(part)
-                continue
-            followed = any(p["type"] != "thinking" for p in turn.parts[i + 1:])
-            if leading and followed and thinking_replayable(part, turn, cap, model):
-                kept.append(part)
-                replay = True
-            elif as_text and part["text"].strip():
-                kept.append({"type": "text", "text": part["text"]})
-                converted += 1
-            else:
-                dropped += 1
-        turn.parts = kept
-        if dropped:
-            prep.log(THINKING_DROPPED, f"reasoning from {turn.api or '?'}/{turn.model or '?'} "
-                     f"cannot be replayed to {cap.provider}/{model}", turn, count=dropped)
-        if converted:
-            prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into plain text",
-                     turn, count=converted)
-        for part in turn.parts:
-            if part["type"] == "call":
-                if not replay and part.get("item_id"):
-                    prep.log(REASONING_ID_REMOVED, "a function_call item id needs its reasoning "
-                             "item, which is not replayed; call_id still pairs the result",
-                             turn, id=part["item_id"])
-                    part["item_id"] = None
-                if turn.api not in cap.thinking_apis or turn.model != model:
-                    part["signature"] = None
+        followed = any(p["type"] != "thinking" for p in parts[i + 1:])
+        if leading and followed and thinking_replayable(part, turn, cap, model):
+            kept.append(part)
+            replay = True
+        elif as_text and part["text"].strip():
+            kept.append({"type": "text", "text": part["text"]})
+            converted += 1
+        else:
+            dropped += 1
+    turn.parts = kept
+    if dropped:
+        prep.log(THINKING_DROPPED, f"reasoning from {turn.api or '?'}/{turn.model or '?'} "
+                 f"cannot be replayed to {cap.provider}/{model}", turn, count=dropped)
+    if converted:
+        prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into plain text",
+                 turn, count=converted)
+    return replay
 
 
-def _empty_outputs(prep: Prepared) -> None:
-    for turn in prep.turns:
-        for part in turn.parts:
-            if part["type"] == "result" and not part["content"]:
-                part["content"] = [{"type": "text", "text": EMPTY_OUTPUT}]
-                prep.log(EMPTY_OUTPUT_MARKED, "an empty tool output is sent as an explicit "
-                         "marker", turn, id=part["id"])
+def _call_replay(prep: Prepared, turn: Turn, cap: Capability, model: str,
+                 replay: bool) -> None:
+    """Item ids and thought signatures on calls stand or fall with their model's reasoning."""
+    own = turn.api in cap.thinking_apis and turn.model == model
+    for part in turn.parts:
+        if part["type"] != "call":
+            continue
+        if not replay and part["item_id"]:
+            prep.log(REASONING_ID_REMOVED, "a function_call item id needs its reasoning "
+                     "item, which is not replayed; call_id still pairs the result", turn,
+                     id=part["item_id"])
+            part["item_id"] = None
+        if not own:
+            part["signature"] = None
 
 
-def _images(prep: Prepared, cap: Capability) -> None:
-    found: list[tuple[Part, Turn]] = []
-    for turn in prep.turns:
-        found.extend((p, turn) for p in _all_parts(turn) if p["type"] == "image")
+def _images(prep: Prepared, read: list[tuple[Part, Turn, Part | None]],
+            results: dict[str, tuple[int, Part]], cap: Capability) -> None:
+    """Over the count limit the oldest images become notes; the rest are checked one by one.
+    The images of results that were dropped do not count."""
+    found = [(part, turn) for part, turn, result in read
+             if result is None or results.get(result["id"], (0, None))[1] is result]
     limit = cap.max_images
     over = len(found) - limit if limit is not None and len(found) > limit else 0
     for part, turn in found[:over]:
@@ -583,4 +610,5 @@ def data_url(part: Part) -> str:
 
 
 def json_text(args: Any) -> str:
-    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    """Arguments as the JSON text OpenAI's APIs take; compact, the same for the same input."""
+    return args if isinstance(args, str) else msgspec.json.encode(args).decode()
