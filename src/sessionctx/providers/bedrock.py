@@ -23,7 +23,11 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 
 def _message(turn: Turn, cap: Capability) -> dict[str, Any]:
     role = "user" if turn.role == "system" else turn.role
-    return {"role": role, "content": [_block(p, cap) for p in turn.parts]}
+    return {"role": role, "content": _blocks(turn.parts, cap)}
+
+
+def _blocks(parts: list[Part], cap: Capability) -> list[dict[str, Any]]:
+    return [{"text": p["text"]} if p["type"] == "text" else _block(p, cap) for p in parts]
 
 
 def _block(part: Part, cap: Capability) -> dict[str, Any]:
@@ -44,7 +48,7 @@ def _block(part: Part, cap: Capability) -> dict[str, Any]:
         return {"toolUse": {"toolUseId": part["id"], "name": part["name"], "input": part["args"]}}
     if kind == "result":
         out: dict[str, Any] = {"toolUseId": part["id"],
-                               "content": [_block(p, cap) for p in part["content"]]}
+                               "content": _blocks(part["content"], cap)}
         if part["is_error"]:
             out["status"] = "error"
         return {"toolResult": out}

@@ -41,14 +41,22 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
             first_call = False
             parts.append(out)
         elif part["type"] == "result":
-            texts = "\n".join(p["text"] for p in part["content"] if p["type"] == "text")
+            texts = []
+            for p in part["content"]:
+                if p["type"] == "text":
+                    texts.append(p["text"])
+                elif p["type"] == "image":
+                    trailing.append(_part(p))
             key = "error" if part["is_error"] else "output"
             parts.append({"functionResponse": {"id": part["id"], "name": part["name"],
-                                               "response": {key: texts}}})
-            trailing.extend(_part(p) for p in part["content"] if p["type"] == "image")
+                                               "response": {key: "\n".join(texts)}}})
+        elif part["type"] == "text":
+            parts.append({"text": part["text"]})
         else:
             parts.append(_part(part))
-    return {"role": "user" if role == "system" else role, "parts": parts + trailing}
+    if trailing:  # a result's images follow all the function responses
+        parts.extend(trailing)
+    return {"role": "user" if role == "system" else role, "parts": parts}
 
 
 def _part(part: Part) -> dict[str, Any]:

@@ -161,9 +161,15 @@ class _Reader:
         blank = 0
         for block in content:
             if isinstance(block, dict):
-                text = block.get("text") if block.get("type") == "text" else None
+                kind = block.get("type")
+                text = block.get("text") if kind == "text" else None
                 if not isinstance(text, str):
-                    part = self._block(block, turn, assistant, result)
+                    if assistant and kind in CALL_BLOCK_TYPES:
+                        part: Part | None = self._call(
+                            block, block.get("name"), block.get("arguments",
+                                                                block.get("input")), turn)
+                    else:
+                        part = self._block(block, kind, turn, assistant, result)
                     if part is not None:
                         parts.append(part)
                     continue
@@ -180,9 +186,8 @@ class _Reader:
                           "rejected (text content blocks must be non-empty)", turn, count=blank)
         return parts
 
-    def _block(self, block: dict[str, Any], turn: Turn, assistant: bool,
+    def _block(self, block: dict[str, Any], kind: Any, turn: Turn, assistant: bool,
                result: Part | None) -> Part | None:
-        kind = block.get("type")
         if kind == "image":
             data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
             if isinstance(data, str) and isinstance(mime, str):
@@ -195,9 +200,6 @@ class _Reader:
                     "signature": _string(block.get("thinkingSignature",
                                                    block.get("signature"))),
                     "redacted": bool(block.get("redacted"))}
-        elif assistant and kind in CALL_BLOCK_TYPES:
-            return self._call(block, block.get("name"), block.get("arguments",
-                                                                  block.get("input")), turn)
         if not self.repair:
             return {"type": "raw", "block": block}
         text = block.get("text")
