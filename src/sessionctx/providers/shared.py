@@ -427,8 +427,9 @@ def _result_turn(prep: Prepared, call_turn: Turn, t: int,
     if not in_place:
         prep.log(RESULTS_MOVED, "tool results must come first in the message right after "
                  "their calls, all together", call_turn, ids=[p["id"] for p in parts])
-    first = turns[placed[0][0]]
-    return Turn("user", parts, first.index, first.source)
+    first = turns[placed[0][0]]  # the first result's own turn is not kept: it becomes the group
+    first.parts = parts
+    return first
 
 
 def thinking_replayable(part: Part, turn: Turn, cap: Capability, model: str) -> bool:
