@@ -3,6 +3,7 @@ and no text goes missing unless the change log says why."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -10,7 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionctx.context import build_context
-from sessionctx.providers import PROVIDERS, build_from_messages, build_request, shared, validate
+from sessionctx.providers import (
+    PROVIDERS,
+    build_from_messages,
+    build_request,
+    naive_request,
+    shared,
+    validate,
+)
 from tests.conftest import recs
 from tests.sdk_types import sdk_check
 
@@ -120,3 +128,13 @@ def test_every_provider_body_is_valid_from_raw_messages(messages: list[Msg]) -> 
             len(m.get("tool_calls", [])) for m in req.body.get("messages", [])
             if provider == "openai-chat")
         assert sent == stored - dropped_calls
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history())
+def test_building_a_body_never_modifies_the_messages(messages: list[Msg]) -> None:
+    before = copy.deepcopy(messages)
+    for provider in PROVIDERS:
+        build_from_messages(messages, None, provider, system="s")
+        naive_request(messages, provider)
+        assert messages == before, provider

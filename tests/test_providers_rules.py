@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import io
 import json
 import sys
@@ -479,3 +480,14 @@ def test_anthropic_mid_conversation_system_on_models_that_accept_it() -> None:
     body, _ = build("anthropic", *msgs, model="claude-opus-4-8")
     assert body["messages"][1] == {"role": "system",
                                    "content": [{"type": "text", "text": "note"}]}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_image_repairs_leave_the_stored_messages_as_they_were(provider: str) -> None:
+    # notes and downscaled copies replace images in the body, never in the context
+    msgs = [user("q", content=[text("see"), image(png(8100, 10)), image(mime="image/bmp"),
+                               *[image() for _ in range(22)]]),
+            assistant(call("c1", "shot")), result("c1", "", "shot", image(png(8100, 10)))]
+    before = copy.deepcopy(msgs)
+    build_from_messages(msgs, None, provider)
+    assert msgs == before
