@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -282,7 +282,8 @@ def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
         return _fatal(path, "is empty: no records")
     if stripped[:1] == b"[":
         return _read_document(body, path)
-    first_line = stripped.split(b"\n", 1)[0].strip()
+    newline = stripped.find(b"\n")  # not split: that would copy the whole file
+    first_line = (stripped if newline < 0 else stripped[:newline]).strip()
     if stripped[:1] == b"{" and len(first_line) <= max_line_bytes:
         try:
             _decoder.decode(first_line)
@@ -293,20 +294,76 @@ def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
     return _read_lines(body, path, max_line_bytes, progress)
 
 
+_CHUNK_BYTES = 256 * 1024  # lines are decoded a chunk at a time; progress is told per chunk
+_OPEN, _CLOSE = ord("{"), ord("}")
+
+
 def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
                 progress: Progress | None) -> ReadResult:
     result = ReadResult()
-    records, problems = result.records, result.problems
-    lines = raw.split(b"\n")
-    torn_candidate = not raw.endswith(b"\n")
-    last = len(lines)
     total = len(raw)
-    done = 0
+    start, lineno = 0, 1
+    with memoryview(raw) as view:
+        while start < total:
+            end = raw.find(b"\n", start + _CHUNK_BYTES - 1)
+            end = total if end < 0 else end + 1
+            objects = _decode_chunk(raw, view, start, end, max_line_bytes)
+            if objects is not None:
+                _add_records(enumerate(objects, lineno), path, result)
+                lineno += len(objects)
+            else:
+                lines = raw[start:end].split(b"\n")
+                if not lines[-1]:
+                    lines.pop()  # the empty piece after the chunk's last newline
+                torn = end == total and not raw.endswith(b"\n")
+                _add_records(_objects_of_lines(lines, lineno, path, max_line_bytes, torn,
+                                               result.problems), path, result)
+                lineno += len(lines)
+            start = end
+            if progress is not None:
+                progress(end, total)
+    if not result.records and not result.problems:
+        result.problems.append(Problem("holds no records", path, fatal=True))
+    elif not result.records and result.problems:
+        result.problems.append(Problem("no line could be read as a record", path, fatal=True))
+    return result
+
+
+def _decode_chunk(raw: bytes, view: memoryview, start: int, end: int,
+                  max_line_bytes: int) -> list[dict[str, Any]] | None:
+    """The objects of the lines raw[start:end] in one decode, when each line is exactly one
+    JSON object; else None, and the chunk is read line by line to say what is wrong where.
+
+    Each line must start with '{' and end with '}', so every line break sits between a '}'
+    and a '{', which no JSON value can hold: no value spans two lines, and as many values as
+    lines means one value per line, the same values decoding each line alone gives.
+    """
+    if end - start > max_line_bytes:
+        return None
+    last = end - 1 if raw.endswith(b"\n", start, end) else end
+    if not raw.startswith(b"{", start, last) or not raw.endswith(b"}", start, last):
+        return None
+    count = 1
+    newline = raw.find(b"\n", start, last)
+    while newline >= 0:
+        if raw[newline - 1] != _CLOSE or raw[newline + 1] != _OPEN:
+            return None
+        count += 1
+        newline = raw.find(b"\n", newline + 1, last)
+    try:
+        objects: list[dict[str, Any]] = _decoder.decode_lines(view[start:end])
+    except msgspec.DecodeError:
+        return None
+    return objects if len(objects) == count else None
+
+
+def _objects_of_lines(lines: list[bytes], first_line: int, path: str | None,
+                      max_line_bytes: int, last_is_torn: bool, problems: list[Problem]
+                      ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Decode lines one at a time, reporting each that holds no object where it is."""
     decode = _decoder.decode
-    for lineno, line in enumerate(lines, 1):
-        done += len(line) + 1
-        if progress is not None and lineno % 4096 == 0:
-            progress(min(done, total), total)
+    last = first_line + len(lines) - 1
+    for lineno, line in enumerate(lines, first_line):
         if len(line) > max_line_bytes:
             problems.append(Problem(
                 f"line is {len(line) / 1048576:.1f} MiB, over the "
@@ -317,24 +374,24 @@ def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
         except msgspec.DecodeError as exc:
             if not line.strip():
                 continue
-            problems.append(Problem(_line_error(line, exc, torn_candidate and lineno == last),
+            problems.append(Problem(_line_error(line, exc, last_is_torn and lineno == last),
                                     path, lineno))
             continue
         if not isinstance(data, dict):
             problems.append(Problem(f"expected a JSON object, got {_json_type(data)}", path,
                                     lineno))
             continue
+        yield lineno, data
+
+
+def _add_records(numbered: Iterable[tuple[int, dict[str, Any]]], path: str | None,
+                 result: ReadResult) -> None:
+    records, problems = result.records, result.problems
+    for lineno, data in numbered:
         record = make_record(data, Source(line=lineno, path=path))
         if record.kind == INVALID:
             problems.append(Problem(f"bad record: {record.problem}", path, lineno))
         records.append(record)
-    if progress is not None:
-        progress(total, total)
-    if not records and not problems:
-        problems.append(Problem("holds no records", path, fatal=True))
-    elif not records and problems:
-        problems.append(Problem("no line could be read as a record", path, fatal=True))
-    return result
 
 
 def _line_error(line: bytes, exc: msgspec.DecodeError, is_last_unterminated: bool) -> str:
