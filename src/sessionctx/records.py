@@ -146,18 +146,10 @@ def make_record(data: dict[str, Any], source: Source) -> Record:
 
 def message_problem(message: Mapping[str, Any]) -> str | None:
     """Why a chat message cannot be used, or None. Only what would break reading is checked."""
-    role = message.get("role")
-    problem = _content_problem(message.get("content"), optional=role == "assistant")
+    problem = _content_problem(message.get("content"), message.get("role") == "assistant",
+                               "content", True)
     if problem:
         return problem
-    content = message.get("content")
-    if isinstance(content, list):
-        for i, block in enumerate(content):
-            if block.get("type") in CALL_BLOCK_TYPES:
-                for key in ("id", "name"):
-                    if key in block and not isinstance(block[key], str):
-                        return (f"content[{i}].{key} must be a string, "
-                                f"got {_json_type(block[key])}")
     tool_calls = message.get("tool_calls")
     if tool_calls is not None:
         if not isinstance(tool_calls, list):
@@ -166,8 +158,9 @@ def message_problem(message: Mapping[str, Any]) -> str | None:
             if not isinstance(item, dict):
                 return f"tool_calls[{i}] must be an object, got {_json_type(item)}"
     for key in ("toolCallId", "tool_call_id", "toolName"):
-        if key in message and message[key] is not None and not isinstance(message[key], str):
-            return f"field '{key}' must be a string, got {_json_type(message[key])}"
+        value = message.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"field '{key}' must be a string, got {_json_type(value)}"
     return None
 
 
@@ -202,21 +195,35 @@ def _local_command_problem(view: Mapping[str, Any]) -> str | None:
     return _content_problem(view.get("output"), optional=True, name="output")
 
 
-def _content_problem(content: Any, *, optional: bool, name: str = "content") -> str | None:
+def _content_problem(content: Any, optional: bool, name: str = "content",
+                     calls: bool = False) -> str | None:
+    """Why a content value is unusable, or None. With `calls`, call blocks need string ids
+    and names, but a malformed block anywhere comes first: the one walk serves both."""
     if content is None:
         return None if optional else f"field '{name}' is missing"
     if isinstance(content, str):
         return None
     if not isinstance(content, list):
         return f"field '{name}' must be a string or an array, got {_json_type(content)}"
+    call_problem = None
     for i, block in enumerate(content):
         if not isinstance(block, dict):
             return f"{name}[{i}] must be an object, got {_json_type(block)}"
         btype = block.get("type")
-        if not isinstance(btype, str):
+        if btype == "text":
+            if not isinstance(block.get("text"), str):
+                return f"{name}[{i}] is a text block without a string 'text'"
+        elif not isinstance(btype, str):
             return f"{name}[{i}] has no string 'type'"
-        if btype == "text" and not isinstance(block.get("text"), str):
-            return f"{name}[{i}] is a text block without a string 'text'"
+        elif calls and call_problem is None and btype in CALL_BLOCK_TYPES:
+            call_problem = _call_block_problem(block, name, i)
+    return call_problem
+
+
+def _call_block_problem(block: Mapping[str, Any], name: str, i: int) -> str | None:
+    for key in ("id", "name"):
+        if key in block and not isinstance(block[key], str):
+            return f"{name}[{i}].{key} must be a string, got {_json_type(block[key])}"
     return None
 
 
@@ -388,7 +395,7 @@ def _add_records(numbered: Iterable[tuple[int, dict[str, Any]]], path: str | Non
                  result: ReadResult) -> None:
     records, problems = result.records, result.problems
     for lineno, data in numbered:
-        record = make_record(data, Source(line=lineno, path=path))
+        record = make_record(data, Source(lineno, path=path))
         if record.kind == INVALID:
             problems.append(Problem(f"bad record: {record.problem}", path, lineno))
         records.append(record)
