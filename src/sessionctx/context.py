@@ -84,18 +84,6 @@ class Context:
                 "pending_calls": [p.to_json() for p in self.pending_calls]}
 
 
-class _Slot:
-    """One message accumulated so far, with the pairing state of its calls."""
-
-    __slots__ = ("calls", "images_omitted", "message", "source")
-
-    def __init__(self, message: Message, source: Source) -> None:
-        self.message = message
-        self.source = source
-        self.calls: list[OpenCall] | None = None
-        self.images_omitted = False
-
-
 @dataclass(slots=True)
 class _Logged:
     kind: str
@@ -120,7 +108,12 @@ class ContextBuilder:
         self._reset()
 
     def _reset(self) -> None:
-        self._slots: list[_Slot] = []
+        # Slot i is the i-th message accumulated so far: kept in parallel lists, not one
+        # object per message, since a session has hundreds of thousands of them.
+        self._messages: list[Message] = []
+        self._sources: list[Source] = []
+        self._calls: dict[int, list[OpenCall]] = {}  # slot -> the calls its message holds
+        self._images_omitted: set[int] = set()
         self._pairing = Pairing()
         self._window = ScreenshotWindow(self.options.keep_screenshots)
         self._log: list[_Logged] = []
@@ -151,7 +144,7 @@ class ContextBuilder:
                                      f"ignored a malformed checkpoint: {record.problem}",
                                      record.source))
             return
-        replaced = len(self._slots)
+        replaced = len(self._messages)
         self._reset()
         view = record.view
         self._log.append(_Logged(
@@ -211,17 +204,18 @@ class ContextBuilder:
             if name in self.options.browser_tools and has_images(message):
                 fallen = self._window.push(slot)
                 if fallen is not None:
-                    self._slots[fallen].images_omitted = True
+                    self._images_omitted.add(fallen)
             return
         slot = self._push(message, source)
         if message.get("role") == "assistant":
             found = [self._pairing.add_call(slot, call) for call in calls(message)]
             if found:
-                self._slots[slot].calls = found
+                self._calls[slot] = found
 
     def _push(self, message: Message, source: Source) -> int:
-        self._slots.append(_Slot(message, source))
-        return len(self._slots) - 1
+        self._messages.append(message)
+        self._sources.append(source)
+        return len(self._messages) - 1
 
     # -- the result -----------------------------------------------------------------------
 
@@ -244,41 +238,42 @@ class ContextBuilder:
                                         {"tool_call_ids": [c.call.id for c in lost]}))
             notes.clear()
 
-        for i, slot in enumerate(self._slots):
-            message = slot.message
+        slot_calls, images_omitted = self._calls, self._images_omitted
+        for i, (message, source) in enumerate(zip(self._messages, self._sources, strict=True)):
             if notes and not is_result(message):
                 flush_notes()
-            lost = [c for c in slot.calls if not c.paired] if slot.calls else []
+            found = slot_calls.get(i)
+            lost = [c for c in found if not c.paired] if found else []
             if lost:
                 message = without_calls(message, {c.call.where for c in lost})
-            if slot.images_omitted:
+            if i in images_omitted:
                 message, count = without_images(message)
                 transient.append(Change(
                     ch.SCREENSHOT_OMITTED,
                     f"{count} screenshot(s) of an earlier browser result replaced by a note",
-                    slot.source, len(messages), {"images": count}))
+                    source, len(messages), {"images": count}))
             kept = message.get("role") != "assistant" or has_substance(message)
             for c in lost:
                 pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments,
-                                           slot.source))
+                                           source))
                 why = "it has no id" if c.call.id is None else "no result follows it"
                 transient.append(Change(
                     ch.DROPPED_UNPAIRED_CALL,
                     f"call {c.call.name or '?'} ({c.call.id or 'no id'}) removed: {why}",
-                    slot.source, len(messages) if kept else None,
+                    source, len(messages) if kept else None,
                     {"tool_call_id": c.call.id, "name": c.call.name}))
             if not kept:
                 why = ("nothing is left after removing its unpaired calls" if lost
                        else "it has no content")
                 transient.append(Change(ch.DROPPED_EMPTY_MESSAGE,
                                         f"{message.get('role')} message dropped: {why}",
-                                        slot.source))
+                                        source))
             else:
                 index_of[i] = len(messages)
                 messages.append(message)
-                sources.append(slot.source)
+                sources.append(source)
             if lost and self.options.note_unpaired:
-                notes.append((slot.source, lost))
+                notes.append((source, lost))
         flush_notes()
 
         logged = [Change(e.kind, e.reason, e.source,

@@ -97,19 +97,24 @@ def has_substance(message: Mapping[str, Any]) -> bool:
         return True
     content = message.get("content")
     if isinstance(content, str):
-        return bool(content.strip())
+        return not _blank(content)
     if isinstance(content, list):
-        return any(_block_has_substance(b) for b in content)
+        for block in content:
+            if not isinstance(block, dict):
+                if block is not None:
+                    return True
+            elif block.get("type") != "text":
+                return True
+            else:
+                text = block.get("text")
+                if isinstance(text, str) and not _blank(text):
+                    return True
     return False
 
 
-def _block_has_substance(block: Any) -> bool:
-    if not isinstance(block, dict):
-        return block is not None
-    if block.get("type") == "text":
-        text = block.get("text")
-        return isinstance(text, str) and bool(text.strip())
-    return True
+def _blank(text: str) -> bool:
+    """Whether `text.strip()` is empty, without copying a long text to find out."""
+    return not text or text.isspace()
 
 
 def text_of(content: Any) -> str:
