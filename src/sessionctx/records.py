@@ -307,6 +307,8 @@ _OPEN, _CLOSE = ord("{"), ord("}")
 
 def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
                 progress: Progress | None) -> ReadResult:
+    """Read JSONL a chunk of whole lines at a time: one decode for a chunk of good lines, and
+    line by line only for a chunk that holds a bad one, so each problem names its line."""
     result = ReadResult()
     total = len(raw)
     start, lineno = 0, 1
@@ -393,6 +395,7 @@ def _objects_of_lines(lines: list[bytes], first_line: int, path: str | None,
 
 def _add_records(numbered: Iterable[tuple[int, dict[str, Any]]], path: str | None,
                  result: ReadResult) -> None:
+    """Each decoded object as a record of its line; a rejected one is a problem there too."""
     records, problems = result.records, result.problems
     for lineno, data in numbered:
         record = make_record(data, Source(lineno, path=path))
