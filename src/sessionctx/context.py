@@ -84,18 +84,6 @@ class Context:
                 "pending_calls": [p.to_json() for p in self.pending_calls]}
 
 
-class _Slot:
-    """One message accumulated so far, with the pairing state of its calls."""
-
-    __slots__ = ("calls", "images_omitted", "message", "source")
-
-    def __init__(self, message: Message, source: Source) -> None:
-        self.message = message
-        self.source = source
-        self.calls: list[OpenCall] | None = None
-        self.images_omitted = False
-
-
 @dataclass(slots=True)
 class _Logged:
     kind: str
@@ -120,7 +108,13 @@ class ContextBuilder:
         self._reset()
 
     def _reset(self) -> None:
-        self._slots: list[_Slot] = []
+        # Slot i is the i-th message accumulated so far: kept in parallel lists, not one
+        # object per message, since a session has hundreds of thousands of them.
+        self._messages: list[Message] = []
+        self._sources: list[Source] = []
+        self._calls: dict[int, list[OpenCall]] = {}  # slot -> the calls its message holds
+        self._images_omitted: set[int] = set()
+        self._empty: set[int] = set()  # assistant messages with nothing to say
         self._pairing = Pairing()
         self._window = ScreenshotWindow(self.options.keep_screenshots)
         self._log: list[_Logged] = []
@@ -151,7 +145,7 @@ class ContextBuilder:
                                      f"ignored a malformed checkpoint: {record.problem}",
                                      record.source))
             return
-        replaced = len(self._slots)
+        replaced = len(self._messages)
         self._reset()
         view = record.view
         self._log.append(_Logged(
@@ -211,81 +205,120 @@ class ContextBuilder:
             if name in self.options.browser_tools and has_images(message):
                 fallen = self._window.push(slot)
                 if fallen is not None:
-                    self._slots[fallen].images_omitted = True
+                    self._images_omitted.add(fallen)
             return
         slot = self._push(message, source)
         if message.get("role") == "assistant":
             found = [self._pairing.add_call(slot, call) for call in calls(message)]
             if found:
-                self._slots[slot].calls = found
+                self._calls[slot] = found
+            if not has_substance(message):
+                self._empty.add(slot)
 
     def _push(self, message: Message, source: Source) -> int:
-        self._slots.append(_Slot(message, source))
-        return len(self._slots) - 1
+        self._messages.append(message)
+        self._sources.append(source)
+        return len(self._messages) - 1
 
     # -- the result -----------------------------------------------------------------------
 
     def context(self) -> Context:
-        messages: list[Message] = []
-        sources: list[Source] = []
-        index_of: dict[int, int] = {}
-        transient: list[Change] = []
-        pending: list[PendingCall] = []
-        notes: list[tuple[Source, list[OpenCall]]] = []
-
-        def flush_notes() -> None:
-            for src, lost in notes:
-                messages.append({"role": "user", "content": [
-                    {"type": "text", "text": _interrupted_note(lost)}]})
-                sources.append(src)
-                transient.append(Change(ch.INTERRUPTED_NOTE_ADDED,
-                                        "told the model the call was interrupted, outcome "
-                                        "unknown", src, len(messages) - 1,
-                                        {"tool_call_ids": [c.call.id for c in lost]}))
-            notes.clear()
-
-        for i, slot in enumerate(self._slots):
-            message = slot.message
-            if notes and not is_result(message):
-                flush_notes()
-            lost = [c for c in slot.calls if not c.paired] if slot.calls else []
-            if lost:
-                message = without_calls(message, {c.call.where for c in lost})
-            if slot.images_omitted:
-                message, count = without_images(message)
-                transient.append(Change(
-                    ch.SCREENSHOT_OMITTED,
-                    f"{count} screenshot(s) of an earlier browser result replaced by a note",
-                    slot.source, len(messages), {"images": count}))
-            kept = message.get("role") != "assistant" or has_substance(message)
-            for c in lost:
-                pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments,
-                                           slot.source))
-                why = "it has no id" if c.call.id is None else "no result follows it"
-                transient.append(Change(
-                    ch.DROPPED_UNPAIRED_CALL,
-                    f"call {c.call.name or '?'} ({c.call.id or 'no id'}) removed: {why}",
-                    slot.source, len(messages) if kept else None,
-                    {"tool_call_id": c.call.id, "name": c.call.name}))
-            if not kept:
-                why = ("nothing is left after removing its unpaired calls" if lost
-                       else "it has no content")
-                transient.append(Change(ch.DROPPED_EMPTY_MESSAGE,
-                                        f"{message.get('role')} message dropped: {why}",
-                                        slot.source))
-            else:
-                index_of[i] = len(messages)
-                messages.append(message)
-                sources.append(slot.source)
-            if lost and self.options.note_unpaired:
-                notes.append((slot.source, lost))
-        flush_notes()
-
+        lost_at = self._lost_calls()
+        changed = sorted(lost_at.keys() | self._images_omitted | self._empty)
+        out = _Assembly(self._messages, self._sources, self.options.note_unpaired)
+        start = 0
+        for slot in changed:
+            out.take_unchanged(start, slot)
+            out.take_changed(slot, lost_at.get(slot, []), slot in self._images_omitted)
+            start = slot + 1
+        out.take_unchanged(start, len(self._messages))
+        out.flush_notes()
         logged = [Change(e.kind, e.reason, e.source,
-                         index_of.get(e.slot) if e.slot is not None else None, e.detail)
+                         out.index_of[e.slot] if e.slot is not None else None, e.detail)
                   for e in self._log]
-        all_changes = sorted(logged + transient, key=_change_order)
-        return Context(messages, sources, all_changes, pending)
+        all_changes = sorted(logged + out.changes, key=_change_order)
+        return Context(out.messages, out.sources, all_changes, out.pending)
+
+    def _lost_calls(self) -> dict[int, list[OpenCall]]:
+        """slot -> its calls that no result answered, in the message's order."""
+        slots = {entry.slot for entry in self._pairing.unanswered()}
+        return {slot: [c for c in self._calls[slot] if not c.paired] for slot in slots}
+
+
+class _Assembly:
+    """The context being assembled from the slots, in order: unchanged runs of slots are
+    copied as they are, and only the few slots that change are looked at one by one."""
+
+    def __init__(self, slots: list[Message], slot_sources: list[Source],
+                 note_unpaired: bool) -> None:
+        self.slots, self.slot_sources, self.note_unpaired = slots, slot_sources, note_unpaired
+        self.messages: list[Message] = []
+        self.sources: list[Source] = []
+        self.index_of: list[int | None] = []  # slot -> its message's index, None if dropped
+        self.changes: list[Change] = []
+        self.pending: list[PendingCall] = []
+        self.notes: list[tuple[Source, list[OpenCall]]] = []
+
+    def take_unchanged(self, start: int, stop: int) -> None:
+        if self.notes:  # pending notes go before the first message that is not a result
+            first = next((i for i in range(start, stop) if not is_result(self.slots[i])), stop)
+            self._copy(start, first)
+            if first < stop:
+                self.flush_notes()
+            start = first
+        self._copy(start, stop)
+
+    def _copy(self, start: int, stop: int) -> None:
+        at = len(self.messages)
+        self.index_of.extend(range(at, at + stop - start))
+        self.messages.extend(self.slots[start:stop])
+        self.sources.extend(self.slot_sources[start:stop])
+
+    def take_changed(self, slot: int, lost: list[OpenCall], images_omitted: bool) -> None:
+        message, source = self.slots[slot], self.slot_sources[slot]
+        messages, changes = self.messages, self.changes
+        if self.notes and not is_result(message):
+            self.flush_notes()
+        if lost:
+            message = without_calls(message, {c.call.where for c in lost})
+        if images_omitted:
+            message, count = without_images(message)
+            changes.append(Change(
+                ch.SCREENSHOT_OMITTED,
+                f"{count} screenshot(s) of an earlier browser result replaced by a note",
+                source, len(messages), {"images": count}))
+        kept = message.get("role") != "assistant" or has_substance(message)
+        for c in lost:
+            self.pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments, source))
+            why = "it has no id" if c.call.id is None else "no result follows it"
+            changes.append(Change(
+                ch.DROPPED_UNPAIRED_CALL,
+                f"call {c.call.name or '?'} ({c.call.id or 'no id'}) removed: {why}",
+                source, len(messages) if kept else None,
+                {"tool_call_id": c.call.id, "name": c.call.name}))
+        if not kept:
+            why = ("nothing is left after removing its unpaired calls" if lost
+                   else "it has no content")
+            changes.append(Change(ch.DROPPED_EMPTY_MESSAGE,
+                                  f"{message.get('role')} message dropped: {why}", source))
+            self.index_of.append(None)
+        else:
+            self.index_of.append(len(messages))
+            messages.append(message)
+            self.sources.append(source)
+        if lost and self.note_unpaired:
+            self.notes.append((source, lost))
+
+    def flush_notes(self) -> None:
+        for src, lost in self.notes:
+            self.messages.append({"role": "user", "content": [
+                {"type": "text", "text": _interrupted_note(lost)}]})
+            self.sources.append(src)
+            self.changes.append(Change(ch.INTERRUPTED_NOTE_ADDED,
+                                       "told the model the call was interrupted, outcome "
+                                       "unknown", src, len(self.messages) - 1,
+                                       {"tool_call_ids": [c.call.id for c in lost]}))
+        self.notes.clear()
 
 
 def build_context(records: Iterable[Record], options: BuildOptions | None = None) -> Context:

@@ -8,6 +8,7 @@ nothing and is dropped. Nothing is ever invented for a call that has no result.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sessionctx.messages import Call
@@ -26,12 +27,21 @@ class Pairing:
 
     _open: dict[str, deque[OpenCall]] = field(default_factory=dict)
     _answered: set[str] = field(default_factory=set)
+    _without_id: list[OpenCall] = field(default_factory=list)  # nothing can answer these
 
     def add_call(self, slot: int, call: Call) -> OpenCall:
         entry = OpenCall(slot, call)
         if call.id is not None:
             self._open.setdefault(call.id, deque()).append(entry)
+        else:
+            self._without_id.append(entry)
         return entry
+
+    def unanswered(self) -> Iterator[OpenCall]:
+        """The calls no result has answered so far, found without looking at the others."""
+        for queue in self._open.values():
+            yield from queue
+        yield from self._without_id
 
     def answer(self, call_id: str | None) -> OpenCall | str:
         """The call a result with `call_id` answers, or why it answers none."""

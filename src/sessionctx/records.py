@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,18 +146,10 @@ def make_record(data: dict[str, Any], source: Source) -> Record:
 
 def message_problem(message: Mapping[str, Any]) -> str | None:
     """Why a chat message cannot be used, or None. Only what would break reading is checked."""
-    role = message.get("role")
-    problem = _content_problem(message.get("content"), optional=role == "assistant")
+    problem = _content_problem(message.get("content"), message.get("role") == "assistant",
+                               "content", True)
     if problem:
         return problem
-    content = message.get("content")
-    if isinstance(content, list):
-        for i, block in enumerate(content):
-            if block.get("type") in CALL_BLOCK_TYPES:
-                for key in ("id", "name"):
-                    if key in block and not isinstance(block[key], str):
-                        return (f"content[{i}].{key} must be a string, "
-                                f"got {_json_type(block[key])}")
     tool_calls = message.get("tool_calls")
     if tool_calls is not None:
         if not isinstance(tool_calls, list):
@@ -166,8 +158,9 @@ def message_problem(message: Mapping[str, Any]) -> str | None:
             if not isinstance(item, dict):
                 return f"tool_calls[{i}] must be an object, got {_json_type(item)}"
     for key in ("toolCallId", "tool_call_id", "toolName"):
-        if key in message and message[key] is not None and not isinstance(message[key], str):
-            return f"field '{key}' must be a string, got {_json_type(message[key])}"
+        value = message.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"field '{key}' must be a string, got {_json_type(value)}"
     return None
 
 
@@ -202,21 +195,35 @@ def _local_command_problem(view: Mapping[str, Any]) -> str | None:
     return _content_problem(view.get("output"), optional=True, name="output")
 
 
-def _content_problem(content: Any, *, optional: bool, name: str = "content") -> str | None:
+def _content_problem(content: Any, optional: bool, name: str = "content",
+                     calls: bool = False) -> str | None:
+    """Why a content value is unusable, or None. With `calls`, call blocks need string ids
+    and names, but a malformed block anywhere comes first: the one walk serves both."""
     if content is None:
         return None if optional else f"field '{name}' is missing"
     if isinstance(content, str):
         return None
     if not isinstance(content, list):
         return f"field '{name}' must be a string or an array, got {_json_type(content)}"
+    call_problem = None
     for i, block in enumerate(content):
         if not isinstance(block, dict):
             return f"{name}[{i}] must be an object, got {_json_type(block)}"
         btype = block.get("type")
-        if not isinstance(btype, str):
+        if btype == "text":
+            if not isinstance(block.get("text"), str):
+                return f"{name}[{i}] is a text block without a string 'text'"
+        elif not isinstance(btype, str):
             return f"{name}[{i}] has no string 'type'"
-        if btype == "text" and not isinstance(block.get("text"), str):
-            return f"{name}[{i}] is a text block without a string 'text'"
+        elif calls and call_problem is None and btype in CALL_BLOCK_TYPES:
+            call_problem = _call_block_problem(block, name, i)
+    return call_problem
+
+
+def _call_block_problem(block: Mapping[str, Any], name: str, i: int) -> str | None:
+    for key in ("id", "name"):
+        if key in block and not isinstance(block[key], str):
+            return f"{name}[{i}].{key} must be a string, got {_json_type(block[key])}"
     return None
 
 
@@ -282,7 +289,8 @@ def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
         return _fatal(path, "is empty: no records")
     if stripped[:1] == b"[":
         return _read_document(body, path)
-    first_line = stripped.split(b"\n", 1)[0].strip()
+    newline = stripped.find(b"\n")  # not split: that would copy the whole file
+    first_line = (stripped if newline < 0 else stripped[:newline]).strip()
     if stripped[:1] == b"{" and len(first_line) <= max_line_bytes:
         try:
             _decoder.decode(first_line)
@@ -293,20 +301,78 @@ def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
     return _read_lines(body, path, max_line_bytes, progress)
 
 
+_CHUNK_BYTES = 256 * 1024  # lines are decoded a chunk at a time; progress is told per chunk
+_OPEN, _CLOSE = ord("{"), ord("}")
+
+
 def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
                 progress: Progress | None) -> ReadResult:
+    """Read JSONL a chunk of whole lines at a time: one decode for a chunk of good lines, and
+    line by line only for a chunk that holds a bad one, so each problem names its line."""
     result = ReadResult()
-    records, problems = result.records, result.problems
-    lines = raw.split(b"\n")
-    torn_candidate = not raw.endswith(b"\n")
-    last = len(lines)
     total = len(raw)
-    done = 0
+    start, lineno = 0, 1
+    with memoryview(raw) as view:
+        while start < total:
+            end = raw.find(b"\n", start + _CHUNK_BYTES - 1)
+            end = total if end < 0 else end + 1
+            objects = _decode_chunk(raw, view, start, end, max_line_bytes)
+            if objects is not None:
+                _add_records(enumerate(objects, lineno), path, result)
+                lineno += len(objects)
+            else:
+                lines = raw[start:end].split(b"\n")
+                if not lines[-1]:
+                    lines.pop()  # the empty piece after the chunk's last newline
+                torn = end == total and not raw.endswith(b"\n")
+                _add_records(_objects_of_lines(lines, lineno, path, max_line_bytes, torn,
+                                               result.problems), path, result)
+                lineno += len(lines)
+            start = end
+            if progress is not None:
+                progress(end, total)
+    if not result.records and not result.problems:
+        result.problems.append(Problem("holds no records", path, fatal=True))
+    elif not result.records and result.problems:
+        result.problems.append(Problem("no line could be read as a record", path, fatal=True))
+    return result
+
+
+def _decode_chunk(raw: bytes, view: memoryview, start: int, end: int,
+                  max_line_bytes: int) -> list[dict[str, Any]] | None:
+    """The objects of the lines raw[start:end] in one decode, when each line is exactly one
+    JSON object; else None, and the chunk is read line by line to say what is wrong where.
+
+    Each line must start with '{' and end with '}', so every line break sits between a '}'
+    and a '{', which no JSON value can hold: no value spans two lines, and as many values as
+    lines means one value per line, the same values decoding each line alone gives.
+    """
+    if end - start > max_line_bytes:
+        return None
+    last = end - 1 if raw.endswith(b"\n", start, end) else end
+    if not raw.startswith(b"{", start, last) or not raw.endswith(b"}", start, last):
+        return None
+    count = 1
+    newline = raw.find(b"\n", start, last)
+    while newline >= 0:
+        if raw[newline - 1] != _CLOSE or raw[newline + 1] != _OPEN:
+            return None
+        count += 1
+        newline = raw.find(b"\n", newline + 1, last)
+    try:
+        objects: list[dict[str, Any]] = _decoder.decode_lines(view[start:end])
+    except msgspec.DecodeError:
+        return None
+    return objects if len(objects) == count else None
+
+
+def _objects_of_lines(lines: list[bytes], first_line: int, path: str | None,
+                      max_line_bytes: int, last_is_torn: bool, problems: list[Problem]
+                      ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Decode lines one at a time, reporting each that holds no object where it is."""
     decode = _decoder.decode
-    for lineno, line in enumerate(lines, 1):
-        done += len(line) + 1
-        if progress is not None and lineno % 4096 == 0:
-            progress(min(done, total), total)
+    last = first_line + len(lines) - 1
+    for lineno, line in enumerate(lines, first_line):
         if len(line) > max_line_bytes:
             problems.append(Problem(
                 f"line is {len(line) / 1048576:.1f} MiB, over the "
@@ -317,24 +383,25 @@ def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
         except msgspec.DecodeError as exc:
             if not line.strip():
                 continue
-            problems.append(Problem(_line_error(line, exc, torn_candidate and lineno == last),
+            problems.append(Problem(_line_error(line, exc, last_is_torn and lineno == last),
                                     path, lineno))
             continue
         if not isinstance(data, dict):
             problems.append(Problem(f"expected a JSON object, got {_json_type(data)}", path,
                                     lineno))
             continue
-        record = make_record(data, Source(line=lineno, path=path))
+        yield lineno, data
+
+
+def _add_records(numbered: Iterable[tuple[int, dict[str, Any]]], path: str | None,
+                 result: ReadResult) -> None:
+    """Each decoded object as a record of its line; a rejected one is a problem there too."""
+    records, problems = result.records, result.problems
+    for lineno, data in numbered:
+        record = make_record(data, Source(lineno, path=path))
         if record.kind == INVALID:
             problems.append(Problem(f"bad record: {record.problem}", path, lineno))
         records.append(record)
-    if progress is not None:
-        progress(total, total)
-    if not records and not problems:
-        problems.append(Problem("holds no records", path, fatal=True))
-    elif not records and problems:
-        problems.append(Problem("no line could be read as a record", path, fatal=True))
-    return result
 
 
 def _line_error(line: bytes, exc: msgspec.DecodeError, is_last_unterminated: bool) -> str:
