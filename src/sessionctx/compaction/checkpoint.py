@@ -105,7 +105,7 @@ def prepare(snapshot: Snapshot, settings: Settings,
     identifiers = required_identifiers(p.summarized, p.previous_summary,
                                        limit=settings.max_identifiers)
     return Prepared(snapshot, p, identifiers,
-                    chunks(p.summarized, settings.chunk_tokens, settings.counter), settings)
+                    chunks(p.summarized, p.summarized_sizes, settings.chunk_tokens), settings)
 
 
 def summarize_audited(prepared: Prepared, summarizer: Summarizer
@@ -211,6 +211,7 @@ def restore(target: Target, before: str, settings: Settings | None = None) -> Wr
         model_ref=RESTORE_REF, quality_audit="disabled", counter=settings.counter,
         restored_from=restored_from)
     position = target.append(record, snapshot)
-    prepared = Prepared(snapshot, Plan(0, earlier, None, record["tokensBefore"],
+    sizes = [settings.counter(m) for m in earlier]
+    prepared = Prepared(snapshot, Plan(0, earlier, sizes, None, record["tokensBefore"],
                                        record["tokensAfter"], False), [], [], settings)
     return Written(record, position, prepared)

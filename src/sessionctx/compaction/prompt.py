@@ -6,7 +6,7 @@ the summarizer. The prompt asks for fixed sections, which the audit then checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import msgspec
 
@@ -60,16 +60,15 @@ def render_message(message: Message) -> str:
     return f"--- {head}\n{body}"
 
 
-def chunks(messages: Sequence[Message], chunk_tokens: int,
-           counter: Callable[[Message], int]) -> list[list[Message]]:
-    """Consecutive groups of at most `chunk_tokens` (a bigger single message is alone);
-    0 means one chunk."""
+def chunks(messages: Sequence[Message], sizes: Sequence[int],
+           chunk_tokens: int) -> list[list[Message]]:
+    """Consecutive groups of at most `chunk_tokens`, given each message's tokens (a bigger
+    single message is alone); 0 means one chunk."""
     if chunk_tokens <= 0:
         return [list(messages)]
     out: list[list[Message]] = [[]]
     size = 0
-    for message in messages:
-        tokens = counter(message)
+    for message, tokens in zip(messages, sizes, strict=True):
         if out[-1] and size + tokens > chunk_tokens:
             out.append([])
             size = 0
