@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN
-from sessionctx.messages import Message, calls, is_result, result_id
+from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN, Calls
+from sessionctx.messages import RESULT_ROLES, Message, calls, result_id
 
 SECTIONS = ("Decisions", "Pending user asks", "Open tasks", "Constraints", "Exact identifiers",
             "Tool outcomes", "Current state")
@@ -30,8 +30,12 @@ _RECORDS_TAG = "conversation_records"
 _encode = msgspec.json.encode
 
 
-def render_message(message: Message) -> str:
-    """One message as plain text for the summarizer: images as markers, thinking left out."""
+_ESCAPED_CLOSE = (f"</{_RECORDS_TAG}", f"<\\/{_RECORDS_TAG}")
+
+
+def render_message(message: Message, held: Calls | None = None) -> str:
+    """One message as plain text for the summarizer: images as markers, thinking left out.
+    `held`: the message's calls, when already read."""
     role = message.get("role", "?")
     parts: list[str] = []
     content = message.get("content")
@@ -42,21 +46,22 @@ def render_message(message: Message) -> str:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
-            if btype == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
+            if btype == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
             elif btype == "image":
                 parts.append(f"[image: {block.get('mimeType') or block.get('mime_type') or '?'}]")
-            elif btype in ("thinking", "redacted_thinking", "reasoning"):
-                continue
-    for call in calls(message):
-        args = _encode(call.arguments).decode()
-        parts.append(f"[tool call {call.name or '?'} id={call.id or '?'} arguments={args}]")
-    head = role
-    if is_result(message):
+    for call in calls(message) if held is None else held:
+        parts.append(f"[tool call {call.name or '?'} id={call.id or '?'} "
+                     f"arguments={_encode(call.arguments).decode()}]")
+    if role in RESULT_ROLES:
         status = "error" if message.get("isError") is True else "ok"
         head = f"tool result {message.get('toolName') or '?'} id={result_id(message) or '?'} " \
                f"status={status}"
-    body = "\n".join(parts).replace(f"</{_RECORDS_TAG}", f"<\\/{_RECORDS_TAG}")
+    else:
+        head = role
+    body = "\n".join(parts).replace(*_ESCAPED_CLOSE)
     return f"--- {head}\n{body}"
 
 
@@ -88,7 +93,8 @@ def _bounded(text: str, max_chars: int) -> str:
 
 def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
                  identifiers: Sequence[str], *, part: tuple[int, int] = (1, 1),
-                 max_record_chars: int = 0) -> str:
+                 max_record_chars: int = 0, held: Sequence[Calls] | None = None) -> str:
+    """`held`: each summarized message's calls, when already read."""
     headings = "\n".join(f"## {s}" for s in SECTIONS)
     lines = [
         "Update the continuation summary of the conversation below.",
@@ -103,7 +109,9 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
         "exactly these markdown headings, in this order:",
         headings,
     ]
-    records = [_bounded(render_message(m), max_record_chars) for m in summarized]
+    found = held if held is not None else [None] * len(summarized)
+    records = [_bounded(render_message(m, c), max_record_chars)
+               for m, c in zip(summarized, found, strict=True)]
     seen = "\n".join([previous_summary or "", *records])
     present = [i for i in identifiers if i in seen]
     if present:
