@@ -33,7 +33,7 @@ from sessionctx.compaction.target import Snapshot, Target
 from sessionctx.compaction.tokens import TokenCounter, estimate_message, total
 from sessionctx.context import BuildOptions, build_context
 from sessionctx.gcpause import paused_gc
-from sessionctx.messages import Message, calls
+from sessionctx.messages import Message
 from sessionctx.records import CHECKPOINT, Record, records_from_objects
 
 RESTORE_REF = "logical-restore"
@@ -74,12 +74,9 @@ class Prepared:
 
     def prompt_for(self, index: int, running_summary: str | None) -> str:
         """The prompt for chunk `index`, given the summary so far."""
-        chunk = self.chunks[index]
-        start = sum(map(len, self.chunks[:index]))
-        return build_prompt(chunk, running_summary, self.identifiers,
+        return build_prompt(self.chunks[index], running_summary, self.identifiers,
                             part=(index + 1, len(self.chunks)),
-                            max_record_chars=self.settings.chunk_tokens * 4,
-                            held=self.plan.summarized_calls[start:start + len(chunk)])
+                            max_record_chars=self.settings.chunk_tokens * 4)
 
     @property
     def prompt(self) -> str:
@@ -95,27 +92,25 @@ class Written:
 
 
 def pair_checked(messages: list[Message], options: BuildOptions) -> list[Message]:
-    """The messages as the core build leaves them: pairs intact, nothing unpaired."""
+    """The messages as the core build leaves them: pairs intact, nothing unpaired.
+
+    The collector is paused as for a read: the records made here are many small acyclic
+    objects, and a collection meanwhile would rescan the whole session held in memory."""
     with paused_gc():
         return build_context(records_from_objects(messages), options).messages
 
 
 def prepare(snapshot: Snapshot, settings: Settings,
             messages: list[Message] | None = None) -> Prepared:
-    """Plan over the snapshot's context; `messages` is that context when already built.
-
-    The collector is paused as for a build: the plan holds every message's calls, many small
-    acyclic objects the collector would otherwise rescan along with the whole session.
-    """
+    """Plan over the snapshot's context; `messages` is that context when already built."""
     if messages is None:
         messages = build_context(snapshot.records, settings.build).messages
-    with paused_gc():
-        p = plan(messages, keep_turns=settings.keep_turns, keep_tokens=settings.keep_tokens,
-                 force=settings.force, counter=settings.counter)
-        identifiers = required_identifiers(p.summarized, p.previous_summary,
-                                           limit=settings.max_identifiers)
-        sized = chunks(p.summarized, p.summarized_sizes, settings.chunk_tokens)
-    return Prepared(snapshot, p, identifiers, sized, settings)
+    p = plan(messages, keep_turns=settings.keep_turns, keep_tokens=settings.keep_tokens,
+             force=settings.force, counter=settings.counter)
+    identifiers = required_identifiers(p.summarized, p.previous_summary,
+                                       limit=settings.max_identifiers)
+    return Prepared(snapshot, p, identifiers,
+                    chunks(p.summarized, p.summarized_sizes, settings.chunk_tokens), settings)
 
 
 def summarize_audited(prepared: Prepared, summarizer: Summarizer
@@ -221,8 +216,7 @@ def restore(target: Target, before: str, settings: Settings | None = None) -> Wr
         model_ref=RESTORE_REF, quality_audit="disabled", counter=settings.counter,
         restored_from=restored_from)
     position = target.append(record, snapshot)
-    whole = Plan(0, earlier, [settings.counter(m) for m in earlier],
-                 [tuple(calls(m)) for m in earlier], None, record["tokensBefore"],
-                 record["tokensAfter"], False)
-    prepared = Prepared(snapshot, whole, [], [], settings)
+    sizes = [settings.counter(m) for m in earlier]
+    prepared = Prepared(snapshot, Plan(0, earlier, sizes, None, record["tokensBefore"],
+                                       record["tokensAfter"], False), [], [], settings)
     return Written(record, position, prepared)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sessionctx.compaction.tokens import TokenCounter, estimate_message
-from sessionctx.messages import Call, Message, calls, result_id, text_of
+from sessionctx.messages import Message, calls, result_id, text_of
 
 PLANNER_VERSION = 1
 DEFAULT_KEEP_TURNS = 3
@@ -21,21 +21,14 @@ DEFAULT_KEEP_TOKENS = 20_000
 SUMMARY_OPEN = "<conversation_summary>"
 SUMMARY_CLOSE = "</conversation_summary>"
 
-Calls = tuple[Call, ...]  # the tool calls of one message, as `messages.calls` reads them
-
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """A cut at `cut`: messages[:cut] are summarized, messages[cut:] kept as they are.
-
-    `sizes` (tokens, by the plan's counter) and `calls` are what planning read of each
-    message, kept so that chunking and the prompt do not read every message again.
-    """
+    """A cut at `cut`: messages[:cut] are summarized, messages[cut:] kept as they are."""
 
     cut: int
     messages: list[Message]
-    sizes: list[int]
-    calls: list[Calls]
+    sizes: list[int]  # each message's tokens, by the counter the plan was made with
     previous_summary: str | None
     tokens_before: int
     tokens_kept: int
@@ -53,10 +46,6 @@ class Plan:
     @property
     def summarized_sizes(self) -> list[int]:
         return self.sizes[self._start:self.cut]
-
-    @property
-    def summarized_calls(self) -> list[Calls]:
-        return self.calls[self._start:self.cut]
 
     @property
     def kept(self) -> list[Message]:
@@ -84,23 +73,15 @@ def summary_text(message: Message) -> str:
 
 def valid_cuts(messages: Sequence[Message]) -> list[int]:
     """Every index a cut may land on: a user message with no call before it still waiting for
-    a result after it. Index 0 (nothing summarized) is excluded."""
-    return cuts_and_calls(messages)[0]
+    a result after it. Index 0 (nothing summarized) is excluded.
 
-
-def cuts_and_calls(messages: Sequence[Message]) -> tuple[list[int], list[Calls]]:
-    """The valid cuts, and each message's calls, read in one pass for the plan to keep.
-
-    A result withdraws every candidate cut after the first call with its id."""
+    One pass: a result withdraws every candidate after the first call with its id."""
     first_call: dict[str, int] = {}
     cuts: list[int] = []
-    held: list[Calls] = []
     for i, message in enumerate(messages):
         role = message.get("role")
-        found: Calls = ()
         if role == "assistant":  # the only role that holds calls
-            found = tuple(calls(message))
-            for call in found:
+            for call in calls(message):
                 if call.id is not None:
                     first_call.setdefault(call.id, i)
         elif role == "user":
@@ -112,8 +93,7 @@ def cuts_and_calls(messages: Sequence[Message]) -> tuple[list[int], list[Calls]]
             if start is not None:
                 while cuts and cuts[-1] > start:
                     cuts.pop()
-        held.append(found)
-    return cuts, held
+    return cuts
 
 
 def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
@@ -129,8 +109,7 @@ def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
     first_real = 1 if previous is not None else 0
     sizes = [counter(m) for m in msgs]
     tokens_before = sum(sizes)
-    valid, held = cuts_and_calls(msgs)
-    cuts = [c for c in valid if c > first_real]
+    cuts = [c for c in valid_cuts(msgs) if c > first_real]
     if not cuts:
         raise NothingToCompact("no turn starts after the first message: the whole context is "
                                "the active turn")
@@ -153,4 +132,4 @@ def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
                 "everything; use force to cut at the start of the active turn")
         cut = cuts[-1]
         forced = True
-    return Plan(cut, msgs, sizes, held, previous, tokens_before, sum(sizes[cut:]), forced)
+    return Plan(cut, msgs, sizes, previous, tokens_before, sum(sizes[cut:]), forced)

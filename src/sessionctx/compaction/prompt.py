@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN, Calls
-from sessionctx.messages import RESULT_ROLES, Message, calls, result_id
+from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN
+from sessionctx.messages import Message, calls, is_result, result_id
 
 SECTIONS = ("Decisions", "Pending user asks", "Open tasks", "Constraints", "Exact identifiers",
             "Tool outcomes", "Current state")
@@ -33,10 +33,8 @@ _encode = msgspec.json.encode
 _ESCAPED_CLOSE = (f"</{_RECORDS_TAG}", f"<\\/{_RECORDS_TAG}")
 
 
-def render_message(message: Message, held: Calls | None = None) -> str:
-    """One message as plain text for the summarizer: images as markers, thinking left out.
-    `held`: the message's calls, when already read."""
-    role = message.get("role", "?")
+def render_message(message: Message) -> str:
+    """One message as plain text for the summarizer: images as markers, thinking left out."""
     parts: list[str] = []
     content = message.get("content")
     if isinstance(content, str):
@@ -52,15 +50,15 @@ def render_message(message: Message, held: Calls | None = None) -> str:
                     parts.append(text)
             elif btype == "image":
                 parts.append(f"[image: {block.get('mimeType') or block.get('mime_type') or '?'}]")
-    for call in calls(message) if held is None else held:
+    for call in calls(message):
         parts.append(f"[tool call {call.name or '?'} id={call.id or '?'} "
                      f"arguments={_encode(call.arguments).decode()}]")
-    if role in RESULT_ROLES:
+    if is_result(message):
         status = "error" if message.get("isError") is True else "ok"
         head = f"tool result {message.get('toolName') or '?'} id={result_id(message) or '?'} " \
                f"status={status}"
     else:
-        head = role
+        head = message.get("role", "?")
     body = "\n".join(parts).replace(*_ESCAPED_CLOSE)
     return f"--- {head}\n{body}"
 
@@ -93,8 +91,7 @@ def _bounded(text: str, max_chars: int) -> str:
 
 def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
                  identifiers: Sequence[str], *, part: tuple[int, int] = (1, 1),
-                 max_record_chars: int = 0, held: Sequence[Calls] | None = None) -> str:
-    """`held`: each summarized message's calls, when already read."""
+                 max_record_chars: int = 0) -> str:
     headings = "\n".join(f"## {s}" for s in SECTIONS)
     lines = [
         "Update the continuation summary of the conversation below.",
@@ -109,9 +106,7 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
         "exactly these markdown headings, in this order:",
         headings,
     ]
-    found = held if held is not None else [None] * len(summarized)
-    records = [_bounded(render_message(m, c), max_record_chars)
-               for m, c in zip(summarized, found, strict=True)]
+    records = [_bounded(render_message(m), max_record_chars) for m in summarized]
     seen = "\n".join([previous_summary or "", *records])
     present = [i for i in identifiers if i in seen]
     if present:
