@@ -32,6 +32,7 @@ from sessionctx.compaction.summarizers import Summarizer
 from sessionctx.compaction.target import Snapshot, Target
 from sessionctx.compaction.tokens import TokenCounter, estimate_message, total
 from sessionctx.context import BuildOptions, build_context
+from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
 from sessionctx.records import CHECKPOINT, Record, records_from_objects
 
@@ -91,8 +92,12 @@ class Written:
 
 
 def pair_checked(messages: list[Message], options: BuildOptions) -> list[Message]:
-    """The messages as the core build leaves them: pairs intact, nothing unpaired."""
-    return build_context(records_from_objects(messages), options).messages
+    """The messages as the core build leaves them: pairs intact, nothing unpaired.
+
+    The collector is paused as for a read: the records made here are many small acyclic
+    objects, and a collection meanwhile would rescan the whole session held in memory."""
+    with paused_gc():
+        return build_context(records_from_objects(messages), options).messages
 
 
 def prepare(snapshot: Snapshot, settings: Settings,
@@ -105,7 +110,7 @@ def prepare(snapshot: Snapshot, settings: Settings,
     identifiers = required_identifiers(p.summarized, p.previous_summary,
                                        limit=settings.max_identifiers)
     return Prepared(snapshot, p, identifiers,
-                    chunks(p.summarized, settings.chunk_tokens, settings.counter), settings)
+                    chunks(p.summarized, p.summarized_sizes, settings.chunk_tokens), settings)
 
 
 def summarize_audited(prepared: Prepared, summarizer: Summarizer
@@ -211,6 +216,7 @@ def restore(target: Target, before: str, settings: Settings | None = None) -> Wr
         model_ref=RESTORE_REF, quality_audit="disabled", counter=settings.counter,
         restored_from=restored_from)
     position = target.append(record, snapshot)
-    prepared = Prepared(snapshot, Plan(0, earlier, None, record["tokensBefore"],
+    sizes = [settings.counter(m) for m in earlier]
+    prepared = Prepared(snapshot, Plan(0, earlier, sizes, None, record["tokensBefore"],
                                        record["tokensAfter"], False), [], [], settings)
     return Written(record, position, prepared)

@@ -28,15 +28,24 @@ class Plan:
 
     cut: int
     messages: list[Message]
+    sizes: list[int]  # each message's tokens, by the counter the plan was made with
     previous_summary: str | None
     tokens_before: int
     tokens_kept: int
     forced: bool
 
     @property
+    def _start(self) -> int:
+        """The first summarized message: the one after the previous summary, if any."""
+        return 1 if self.previous_summary is not None else 0
+
+    @property
     def summarized(self) -> list[Message]:
-        start = 1 if self.previous_summary is not None else 0
-        return self.messages[start:self.cut]
+        return self.messages[self._start:self.cut]
+
+    @property
+    def summarized_sizes(self) -> list[int]:
+        return self.sizes[self._start:self.cut]
 
     @property
     def kept(self) -> list[Message]:
@@ -64,21 +73,26 @@ def summary_text(message: Message) -> str:
 
 def valid_cuts(messages: Sequence[Message]) -> list[int]:
     """Every index a cut may land on: a user message with no call before it still waiting for
-    a result at or after it. Index 0 (nothing summarized) is excluded."""
-    last_result: dict[str, int] = {}
-    for i, message in enumerate(messages):
-        rid = result_id(message)
-        if rid is not None:
-            last_result[rid] = i
+    a result after it. Index 0 (nothing summarized) is excluded.
+
+    One pass: a result withdraws every candidate after the first call with its id."""
+    first_call: dict[str, int] = {}
     cuts: list[int] = []
-    horizon = -1  # the latest index at which a result of an earlier call sits
     for i, message in enumerate(messages):
-        if i > 0 and message.get("role") == "user" and horizon < i:
-            cuts.append(i)
-        for call in calls(message):
-            end = last_result.get(call.id) if call.id is not None else None
-            if end is not None and end > i:
-                horizon = max(horizon, end)
+        role = message.get("role")
+        if role == "assistant":  # the only role that holds calls
+            for call in calls(message):
+                if call.id is not None:
+                    first_call.setdefault(call.id, i)
+        elif role == "user":
+            if i > 0:
+                cuts.append(i)
+        else:
+            rid = result_id(message)
+            start = first_call.get(rid) if rid is not None else None
+            if start is not None:
+                while cuts and cuts[-1] > start:
+                    cuts.pop()
     return cuts
 
 
@@ -118,4 +132,4 @@ def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
                 "everything; use force to cut at the start of the active turn")
         cut = cuts[-1]
         forced = True
-    return Plan(cut, msgs, previous, tokens_before, sum(sizes[cut:]), forced)
+    return Plan(cut, msgs, sizes, previous, tokens_before, sum(sizes[cut:]), forced)

@@ -6,7 +6,7 @@ the summarizer. The prompt asks for fixed sections, which the audit then checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import msgspec
 
@@ -30,9 +30,11 @@ _RECORDS_TAG = "conversation_records"
 _encode = msgspec.json.encode
 
 
+_ESCAPED_CLOSE = (f"</{_RECORDS_TAG}", f"<\\/{_RECORDS_TAG}")
+
+
 def render_message(message: Message) -> str:
     """One message as plain text for the summarizer: images as markers, thinking left out."""
-    role = message.get("role", "?")
     parts: list[str] = []
     content = message.get("content")
     if isinstance(content, str):
@@ -42,34 +44,34 @@ def render_message(message: Message) -> str:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
-            if btype == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
+            if btype == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
             elif btype == "image":
                 parts.append(f"[image: {block.get('mimeType') or block.get('mime_type') or '?'}]")
-            elif btype in ("thinking", "redacted_thinking", "reasoning"):
-                continue
     for call in calls(message):
-        args = _encode(call.arguments).decode()
-        parts.append(f"[tool call {call.name or '?'} id={call.id or '?'} arguments={args}]")
-    head = role
+        parts.append(f"[tool call {call.name or '?'} id={call.id or '?'} "
+                     f"arguments={_encode(call.arguments).decode()}]")
     if is_result(message):
         status = "error" if message.get("isError") is True else "ok"
         head = f"tool result {message.get('toolName') or '?'} id={result_id(message) or '?'} " \
                f"status={status}"
-    body = "\n".join(parts).replace(f"</{_RECORDS_TAG}", f"<\\/{_RECORDS_TAG}")
+    else:
+        head = message.get("role", "?")
+    body = "\n".join(parts).replace(*_ESCAPED_CLOSE)
     return f"--- {head}\n{body}"
 
 
-def chunks(messages: Sequence[Message], chunk_tokens: int,
-           counter: Callable[[Message], int]) -> list[list[Message]]:
-    """Consecutive groups of at most `chunk_tokens` (a bigger single message is alone);
-    0 means one chunk."""
+def chunks(messages: Sequence[Message], sizes: Sequence[int],
+           chunk_tokens: int) -> list[list[Message]]:
+    """Consecutive groups of at most `chunk_tokens`, given each message's tokens (a bigger
+    single message is alone); 0 means one chunk."""
     if chunk_tokens <= 0:
         return [list(messages)]
     out: list[list[Message]] = [[]]
     size = 0
-    for message in messages:
-        tokens = counter(message)
+    for message, tokens in zip(messages, sizes, strict=True):
         if out[-1] and size + tokens > chunk_tokens:
             out.append([])
             size = 0
