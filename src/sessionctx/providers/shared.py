@@ -391,10 +391,7 @@ def _place_results(prep: Prepared, results: dict[str, tuple[int, Part]], cap: Ca
             replay = turn.thinking and _thinking(prep, turn, cap, model, as_text)
             if turn.bound:
                 _call_replay(prep, turn, cap, model, replay)
-            if turn.parts:
-                out.append(turn)
-            else:
-                prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn)
+            _keep(prep, out, turn)
             if placed:
                 out.append(_result_turn(prep, turn, t, placed))
         elif parts and parts[0]["type"] == "result":
@@ -403,11 +400,17 @@ def _place_results(prep: Prepared, results: dict[str, tuple[int, Part]], cap: Ca
             if found is None or found[1] is not result:
                 prep.log(RESULT_WITHOUT_CALL, "a tool result must answer a call in the "
                          "previous message", turn, id=result["id"])
-        elif parts:
-            out.append(turn)
-        elif turn.role != "system":
-            prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn)
+        else:
+            _keep(prep, out, turn)
     prep.turns = out
+
+
+def _keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
+    """A turn left with no content is dropped (and logged unless it is a system turn)."""
+    if turn.parts:
+        out.append(turn)
+    elif turn.role != "system":
+        prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn)
 
 
 def _result_turn(prep: Prepared, call_turn: Turn, t: int,
@@ -578,12 +581,9 @@ def _systems(prep: Prepared, cap: Capability, policy: Policy) -> None:
 
 
 def _drop_empty_turns(prep: Prepared) -> None:
-    kept = []
+    kept: list[Turn] = []
     for turn in prep.turns:
-        if turn.parts:
-            kept.append(turn)
-        elif turn.role != "system":
-            prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn)
+        _keep(prep, kept, turn)
     prep.turns = kept
 
 
