@@ -122,7 +122,7 @@ def test_orphan_result_is_never_sent() -> None:
                                               "content": [text("x")]}]
     req = shared.prepare(msgs, None, capability("anthropic")[0], "claude-opus-4-8",
                          shared.Policy())
-    assert all(p["type"] != "result" for t in req.turns for p in t.parts)
+    assert all(b["type"] != shared.RESULT for _, blocks, _ in req.turns for b in blocks)
     assert shared.RESULT_WITHOUT_CALL in [c.kind for c in req.changes]
 
 
@@ -209,9 +209,9 @@ def test_duplicate_call_ids_renamed() -> None:
             result("x", "second")]
     cap, model = capability("anthropic")
     prep = shared.prepare(msgs, None, cap, model, shared.Policy())
-    ids = [p["id"] for t in prep.turns for p in t.parts if p["type"] == "call"]
-    outs = {p["id"]: p["content"][0]["text"] for t in prep.turns for p in t.parts
-            if p["type"] == "result"}
+    ids = [b["id"] for _, blocks, _ in prep.turns for b in blocks if b["type"] == "toolCall"]
+    outs = {b["id"]: b["content"][0]["text"] for _, blocks, _ in prep.turns for b in blocks
+            if b["type"] == shared.RESULT}
     assert ids == ["x", "x_2"] and outs == {"x": "first", "x_2": "second"}
     assert shared.DUPLICATE_ID_RENAMED in [c.kind for c in prep.changes]
 
@@ -375,7 +375,7 @@ def test_first_message_is_user(provider: str) -> None:
     msgs = [assistant(text("hello")), user("hi")]
     cap, model = capability(provider)
     prep = shared.prepare(msgs, None, cap, model, shared.Policy())
-    assert prep.turns[0].role == "user"
+    assert prep.turns[0][0] == "user"
     assert shared.FIRST_USER_ADDED in [c.kind for c in prep.changes]
 
 

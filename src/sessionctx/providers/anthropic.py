@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import Part, Policy, Prepared
+from sessionctx.providers.shared import RESULT, Block, Policy, Prepared, raw
 from sessionctx.providers.violations import Violation
 
 POLICY = Policy()
@@ -15,38 +15,40 @@ POLICY = Policy()
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     body: dict[str, Any] = {"messages": [
-        {"role": t.role, "content": _blocks(t.parts)} for t in prep.turns]}
+        {"role": role, "content": _blocks(blocks)} for role, blocks, _ in prep.turns]}
     system = prep.system_text()
     if system:
         body["system"] = system
     return body
 
 
-def _blocks(parts: list[Part]) -> list[dict[str, Any]]:
-    """Neutral text parts already have the Messages shape and go out as they are."""
-    return [p if p["type"] == "text" else _block(p) for p in parts]
+def _blocks(blocks: list[Block]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": b["text"]} if b["type"] == "text" else _block(b)
+            for b in blocks]
 
 
-def _block(part: Part) -> dict[str, Any]:
-    kind = part["type"]
-    if kind == "text":
-        return {"type": "text", "text": part["text"]}
-    if kind == "image":
-        return {"type": "image", "source": {"type": "base64", "media_type": part["mime"],
-                                            "data": part["data"]}}
-    if kind == "thinking":
-        if part["redacted"]:
-            return {"type": "redacted_thinking", "data": part["signature"]}
-        return {"type": "thinking", "thinking": part["text"], "signature": part["signature"]}
-    if kind == "call":
-        return {"type": "tool_use", "id": part["id"], "name": part["name"], "input": part["args"]}
-    if kind == "result":
-        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": part["id"],
-                               "content": _blocks(part["content"])}
-        if part["is_error"]:
+def _block(block: Block) -> dict[str, Any]:
+    kind = block["type"]
+    if kind == "toolCall":
+        return {"type": "tool_use", "id": block["id"], "name": block["name"],
+                "input": block["arguments"]}
+    if kind == RESULT:
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block["id"],
+                               "content": _blocks(block["content"])}
+        if block["isError"]:
             out["is_error"] = True
         return out
-    return dict(part.get("block", {}))
+    if kind == "text":
+        return {"type": "text", "text": block["text"]}
+    if kind == "image":
+        return {"type": "image", "source": {"type": "base64", "media_type": block["mimeType"],
+                                            "data": block["data"]}}
+    if kind == "thinking":
+        if block["redacted"]:
+            return {"type": "redacted_thinking", "data": block["thinkingSignature"]}
+        return {"type": "thinking", "thinking": block["thinking"],
+                "signature": block["thinkingSignature"]}
+    return raw(block)
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import Part, Policy, Prepared, Turn
+from sessionctx.providers.shared import RESULT, Block, Policy, Prepared, raw
 from sessionctx.providers.violations import Violation
 
 POLICY = Policy()
@@ -14,45 +14,44 @@ FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": [_message(t, cap) for t in prep.turns]}
+    body: dict[str, Any] = {"messages": [
+        {"role": "user" if role == "system" else role, "content": _blocks(blocks, cap)}
+        for role, blocks, _ in prep.turns]}
     system = prep.system_text()
     if system:
         body["system"] = [{"text": system}]
     return body
 
 
-def _message(turn: Turn, cap: Capability) -> dict[str, Any]:
-    role = "user" if turn.role == "system" else turn.role
-    return {"role": role, "content": _blocks(turn.parts, cap)}
+def _blocks(blocks: list[Block], cap: Capability) -> list[dict[str, Any]]:
+    return [{"text": b["text"]} if b["type"] == "text" else _block(b, cap) for b in blocks]
 
 
-def _blocks(parts: list[Part], cap: Capability) -> list[dict[str, Any]]:
-    return [{"text": p["text"]} if p["type"] == "text" else _block(p, cap) for p in parts]
-
-
-def _block(part: Part, cap: Capability) -> dict[str, Any]:
-    kind = part["type"]
-    if kind == "text":
-        return {"text": part["text"]}
-    if kind == "image":
-        return {"image": {"format": FORMATS.get(part["mime"], part["mime"]),
-                          "source": {"bytes": part["data"]}}}
-    if kind == "thinking":
-        if part["redacted"]:
-            return {"reasoningContent": {"redactedContent": part["signature"]}}
-        text: dict[str, Any] = {"text": part["text"]}
-        if cap.reasoning_signature and part.get("signature"):
-            text["signature"] = part["signature"]
-        return {"reasoningContent": {"reasoningText": text}}
-    if kind == "call":
-        return {"toolUse": {"toolUseId": part["id"], "name": part["name"], "input": part["args"]}}
-    if kind == "result":
-        out: dict[str, Any] = {"toolUseId": part["id"],
-                               "content": _blocks(part["content"], cap)}
-        if part["is_error"]:
+def _block(block: Block, cap: Capability) -> dict[str, Any]:
+    kind = block["type"]
+    if kind == "toolCall":
+        return {"toolUse": {"toolUseId": block["id"], "name": block["name"],
+                            "input": block["arguments"]}}
+    if kind == RESULT:
+        out: dict[str, Any] = {"toolUseId": block["id"],
+                               "content": _blocks(block["content"], cap)}
+        if block["isError"]:
             out["status"] = "error"
         return {"toolResult": out}
-    return dict(part.get("block", part))
+    if kind == "text":
+        return {"text": block["text"]}
+    if kind == "image":
+        mime = block["mimeType"]
+        return {"image": {"format": FORMATS.get(mime, mime), "source": {"bytes": block["data"]}}}
+    if kind == "thinking":
+        signature = block["thinkingSignature"]
+        if block["redacted"]:
+            return {"reasoningContent": {"redactedContent": signature}}
+        text: dict[str, Any] = {"text": block["thinking"]}
+        if cap.reasoning_signature and signature:
+            text["signature"] = signature
+        return {"reasoningContent": {"reasoningText": text}}
+    return raw(block)
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import CALL_SIGNATURE_ADDED, Part, Policy, Prepared, Turn
+from sessionctx.providers.shared import (
+    CALL_SIGNATURE_ADDED,
+    RESULT,
+    Block,
+    Policy,
+    Prepared,
+    Turn,
+    raw,
+)
 from sessionctx.providers.violations import Violation
 
 POLICY = Policy()
@@ -22,54 +30,56 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 
 
 def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
-    role = "model" if turn.role == "assistant" else turn.role
+    role, blocks, index = turn
     parts: list[dict[str, Any]] = []
     trailing: list[dict[str, Any]] = []
     first_call = True
-    for part in turn.parts:
-        if part["type"] == "call":
-            out: dict[str, Any] = {"functionCall": {"id": part["id"], "name": part["name"],
-                                                    "args": part["args"]}}
-            sig = part.get("signature")
+    for block in blocks:
+        kind = block["type"]
+        if kind == "text":
+            parts.append({"text": block["text"]})
+        elif kind == "toolCall":
+            out: dict[str, Any] = {"functionCall": {"id": block["id"], "name": block["name"],
+                                                    "args": block["arguments"]}}
+            sig = block.get("thoughtSignature")
             if first_call and not sig and cap.call_signature_required:
                 sig = SKIP_SIGNATURE
                 prep.log(CALL_SIGNATURE_ADDED, "Gemini 3 requires a thought signature on the "
                          "first functionCall of each step; this call has none it can replay",
-                         turn, id=part["id"])
+                         index, id=block["id"])
             if sig:
                 out["thoughtSignature"] = sig
             first_call = False
             parts.append(out)
-        elif part["type"] == "result":
+        elif kind == RESULT:
             texts = []
-            for p in part["content"]:
-                if p["type"] == "text":
-                    texts.append(p["text"])
-                elif p["type"] == "image":
-                    trailing.append(_part(p))
-            key = "error" if part["is_error"] else "output"
-            parts.append({"functionResponse": {"id": part["id"], "name": part["name"],
+            for b in block["content"]:
+                if b["type"] == "text":
+                    texts.append(b["text"])
+                elif b["type"] == "image":
+                    trailing.append(_part(b))
+            key = "error" if block["isError"] else "output"
+            parts.append({"functionResponse": {"id": block["id"], "name": block["name"],
                                                "response": {key: "\n".join(texts)}}})
-        elif part["type"] == "text":
-            parts.append({"text": part["text"]})
         else:
-            parts.append(_part(part))
+            parts.append(_part(block))
     if trailing:  # a result's images follow all the function responses
         parts.extend(trailing)
-    return {"role": "user" if role == "system" else role, "parts": parts}
+    return {"role": "model" if role == "assistant" else "user", "parts": parts}
 
 
-def _part(part: Part) -> dict[str, Any]:
-    if part["type"] == "text":
-        return {"text": part["text"]}
-    if part["type"] == "image":
-        return {"inlineData": {"mimeType": part["mime"], "data": part["data"]}}
-    if part["type"] == "thinking":
-        out: dict[str, Any] = {"text": part["text"], "thought": True}
-        if part.get("signature"):
-            out["thoughtSignature"] = part["signature"]
+def _part(block: Block) -> dict[str, Any]:
+    kind = block["type"]
+    if kind == "text":
+        return {"text": block["text"]}
+    if kind == "image":
+        return {"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}}
+    if kind == "thinking":
+        out: dict[str, Any] = {"text": block["thinking"], "thought": True}
+        if block["thinkingSignature"]:
+            out["thoughtSignature"] = block["thinkingSignature"]
         return out
-    return dict(part.get("block", part))
+    return raw(block)
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:

@@ -8,13 +8,14 @@ from typing import Any
 
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.shared import (
+    RESULT,
     TOOL_IMAGES_MOVED,
-    Part,
+    Block,
     Policy,
     Prepared,
-    Turn,
     data_url,
     json_text,
+    raw,
 )
 from sessionctx.providers.violations import Violation
 
@@ -26,76 +27,78 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     system = prep.system_text()
     if system:
         messages.append({"role": "system", "content": system})
-    for turn in prep.turns:
-        if turn.role == "assistant":
-            messages.append(_assistant(turn))
-        elif turn.role == "system":
+    for role, blocks, index in prep.turns:
+        if role == "assistant":
+            messages.append(_assistant(blocks))
+        elif role == "system":
             messages.append({"role": "system", "content": "\n\n".join(
-                p["text"] for p in turn.parts if p["type"] == "text")})
+                b["text"] for b in blocks if b["type"] == "text")})
         else:
-            _user(turn, prep, messages)
+            _user(blocks, index, prep, messages)
     return {"messages": messages}
 
 
-def _assistant(turn: Turn) -> dict[str, Any]:
+def _assistant(blocks: list[Block]) -> dict[str, Any]:
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
-    for p in turn.parts:
-        kind = p["type"]
+    for b in blocks:
+        kind = b["type"]
         if kind == "text":
-            texts.append(p["text"])
-        elif kind == "call":
-            calls.append({"id": p["id"], "type": "function",
-                          "function": {"name": p["name"], "arguments": json_text(p["args"])}})
+            texts.append(b["text"])
+        elif kind == "toolCall":
+            calls.append({"id": b["id"], "type": "function",
+                          "function": {"name": b["name"], "arguments": json_text(b["arguments"])}})
     msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
     if calls:
         msg["tool_calls"] = calls
     return msg
 
 
-def _user(turn: Turn, prep: Prepared, out: list[dict[str, Any]]) -> None:
+def _user(blocks: list[Block], index: int | None, prep: Prepared,
+          out: list[dict[str, Any]]) -> None:
     """One `tool` message per result, then the user content; with repairs, a result's images
     move into that user content, where images are allowed."""
     content: list[dict[str, Any]] = []
     rest: list[dict[str, Any]] = []
-    for part in turn.parts:
-        if part["type"] != "result":
-            rest.append(part if part["type"] == "text" else _user_part(part))
+    for block in blocks:
+        if block["type"] != RESULT:
+            rest.append(_user_part(block))
             continue
         if not prep.repaired:
-            out.append({"role": "tool", "tool_call_id": part["id"],
-                        "content": [_user_part(p) for p in part["content"]]})
+            out.append({"role": "tool", "tool_call_id": block["id"],
+                        "content": [_user_part(b) for b in block["content"]]})
             continue
         texts: list[str] = []
-        pics: list[Part] = []
-        for p in part["content"]:
-            if p["type"] == "text":
-                texts.append(p["text"])
-            elif p["type"] == "image":
-                pics.append(p)
-        out.append({"role": "tool", "tool_call_id": part["id"],
+        pics: list[Block] = []
+        for b in block["content"]:
+            if b["type"] == "text":
+                texts.append(b["text"])
+            elif b["type"] == "image":
+                pics.append(b)
+        out.append({"role": "tool", "tool_call_id": block["id"],
                     "content": "\n".join(texts) or (f"({len(pics)} image(s) follow)" if pics
                                                     else "")})
         if pics:
             content.append({"type": "text", "text": f"Images from the result of tool call "
-                                                    f"{part['id']}:"})
-            content.extend(_user_part(p) for p in pics)
+                                                    f"{block['id']}:"})
+            content.extend(_user_part(b) for b in pics)
             prep.log(TOOL_IMAGES_MOVED, "Image URLs are only allowed for messages with role "
-                     "'user'; the tool's images were put in a following user message", turn,
-                     id=part["id"])
+                     "'user'; the tool's images were put in a following user message", index,
+                     id=block["id"])
     content.extend(rest)
     if content:
         out.append({"role": "user", "content": content})
 
 
-def _user_part(part: Part) -> dict[str, Any]:
-    if part["type"] == "image":
-        return {"type": "image_url", "image_url": {"url": data_url(part)}}
-    if part["type"] == "text":
-        return {"type": "text", "text": part["text"]}
-    if part["type"] == "thinking":
-        return {"type": "text", "text": part["text"]}
-    return dict(part.get("block", part))
+def _user_part(block: Block) -> dict[str, Any]:
+    kind = block["type"]
+    if kind == "text":
+        return {"type": "text", "text": block["text"]}
+    if kind == "image":
+        return {"type": "image_url", "image_url": {"url": data_url(block)}}
+    if kind == "thinking":
+        return {"type": "text", "text": block["thinking"]}
+    return raw(block)
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:

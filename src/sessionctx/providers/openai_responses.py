@@ -9,12 +9,14 @@ from typing import Any
 
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.shared import (
-    Part,
+    ITEM_ID,
+    RESULT,
+    Block,
     Policy,
     Prepared,
-    Turn,
     data_url,
     json_text,
+    raw,
     reasoning_item,
 )
 from sessionctx.providers.violations import Violation
@@ -24,11 +26,11 @@ POLICY = Policy(merge_roles=False, first_user=False, system_inline=True)
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
-    for turn in prep.turns:
-        if turn.role == "assistant":
-            _assistant_items(turn, items)
+    for role, blocks, _ in prep.turns:
+        if role == "assistant":
+            _assistant_items(blocks, items)
         else:
-            _input_items(turn, items)
+            _input_items(role, blocks, items)
     body: dict[str, Any] = {"input": items}
     system = prep.system_text()
     if system:
@@ -36,43 +38,44 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     return body
 
 
-def _assistant_items(turn: Turn, out: list[dict[str, Any]]) -> None:
+def _assistant_items(blocks: list[Block], out: list[dict[str, Any]]) -> None:
     text: list[str] = []
-    for part in turn.parts:
-        kind = part["type"]
+    for block in blocks:
+        kind = block["type"]
         if kind == "text":
-            text.append(part["text"])
+            text.append(block["text"])
             continue
         if text:
             out.append({"type": "message", "role": "assistant", "content": "".join(text)})
             text = []
-        if kind == "call":
-            call = {"type": "function_call", "call_id": part["id"], "name": part["name"],
-                    "arguments": json_text(part["args"])}
-            if part.get("item_id"):
-                call["id"] = part["item_id"]
+        if kind == "toolCall":
+            call = {"type": "function_call", "call_id": block["id"], "name": block["name"],
+                    "arguments": json_text(block["arguments"])}
+            if block.get(ITEM_ID):
+                call["id"] = block[ITEM_ID]
             out.append(call)
         elif kind == "thinking":
-            item = reasoning_item(part["signature"] or "") or {
-                "type": "reasoning", "id": part["signature"], "summary": []}
+            signature = block["thinkingSignature"]
+            item = reasoning_item(signature or "") or {
+                "type": "reasoning", "id": signature, "summary": []}
             out.append(_clean_reasoning(item))
         else:
-            out.append(dict(part.get("block", part)))
+            out.append(raw(block))
     if text:
         out.append({"type": "message", "role": "assistant", "content": "".join(text)})
 
 
-def _input_items(turn: Turn, out: list[dict[str, Any]]) -> None:
+def _input_items(role: str, blocks: list[Block], out: list[dict[str, Any]]) -> None:
     content: list[dict[str, Any]] = []
-    for part in turn.parts:
-        if part["type"] == "result":
-            out.append({"type": "function_call_output", "call_id": part["id"],
-                        "output": _output(part["content"])})
+    for block in blocks:
+        if block["type"] == RESULT:
+            out.append({"type": "function_call_output", "call_id": block["id"],
+                        "output": _output(block["content"])})
         else:
-            content.append(_input_part(part))
+            content.append(_input_part(block))
     if content:
-        role = "system" if turn.role == "system" else "user"
-        out.append({"type": "message", "role": role, "content": content})
+        out.append({"type": "message", "role": "system" if role == "system" else "user",
+                    "content": content})
 
 
 def _clean_reasoning(item: dict[str, Any]) -> dict[str, Any]:
@@ -82,21 +85,24 @@ def _clean_reasoning(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _output(content: list[Part]) -> Any:
+def _output(content: list[Block]) -> Any:
     texts: list[str] = []
-    for p in content:
-        if p["type"] != "text":
-            return [_input_part(p) for p in content]
-        texts.append(p["text"])
+    for b in content:
+        if b["type"] != "text":
+            return [_input_part(b) for b in content]
+        texts.append(b["text"])
     return "\n".join(texts)
 
 
-def _input_part(part: Part) -> dict[str, Any]:
-    if part["type"] == "image":
-        return {"type": "input_image", "image_url": data_url(part), "detail": "auto"}
-    if part["type"] in ("text", "thinking"):
-        return {"type": "input_text", "text": part["text"]}
-    return dict(part.get("block", part))
+def _input_part(block: Block) -> dict[str, Any]:
+    kind = block["type"]
+    if kind == "text":
+        return {"type": "input_text", "text": block["text"]}
+    if kind == "image":
+        return {"type": "input_image", "image_url": data_url(block), "detail": "auto"}
+    if kind == "thinking":
+        return {"type": "input_text", "text": block["thinking"]}
+    return raw(block)
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:

@@ -1,10 +1,15 @@
-"""The provider-neutral form of a context and the policies several providers need.
+"""The policies several providers need, over turns of canonical native blocks.
 
-A context is read into turns of neutral parts (text, image, thinking, call, result) in one walk
-that also makes the per-block repairs (empty blocks, JSON arguments, duplicate and invalid ids,
-tool names); the structural policies then work on whole turns (result placement, thinking replay,
-images, system messages, roles), and each provider module only maps turns to its wire format.
-With `repair=False` the turns are mapped as stored, to show what a naive conversion sends.
+A context is read once into turns: a role (user, assistant or system), a list of blocks and
+the index of the message it came from. Blocks keep the native shapes (`text`, `image`,
+`thinking`, `toolCall`, and `toolResult` for a result with its own content), so a stored block
+or content list that is already canonical is used as it is and only what a repair changes is
+copied: the stored messages are never modified, and a history that needs nothing costs little
+more than one walk. The walk makes the per-block repairs (blank text, unsupported blocks, call
+arguments, reused and invalid ids, tool names); the structural policies then work on whole
+turns (result placement, reasoning replay, images, system messages, roles), and each provider
+module only maps turns to its wire format. With `repair=False` the blocks are mapped as stored,
+to show what a naive conversion sends.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from sessionctx.messages import CALL_BLOCK_TYPES, Message, first_string
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
 
-Part = dict[str, Any]
+Block = dict[str, Any]
+# (role, blocks, message index): role is user, assistant or system; the index is None only for
+# a turn sessionctx added. Blocks lists may be the stored ones: replace, never modify in place.
+Turn = tuple[str, list[Block], int | None]
 
 # Kinds of change the provider step writes to the change log.
 EMPTY_TEXT_REMOVED = "empty_text_removed"
@@ -56,31 +64,29 @@ CONTINUED = "(continued from earlier context)"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
+# Block types the walk adds to the native ones.
+RESULT = "toolResult"  # {"type", "id", "name", "isError", "content"}
+RAW = "raw"  # {"type", "block"}: a stored block passed through unread (only without repairs)
+ITEM_ID = "_sessionctx_item_id"  # on a toolCall block: the Responses item id split from its id
 
-@dataclass(slots=True)
-class Turn:
-    """One neutral message: role user, assistant or system, and its parts."""
-
-    role: str
-    parts: list[Part]
-    index: int | None
-    source: Source | None
-    api: str | None = None
-    model: str | None = None
-    thinking: bool = False  # holds reasoning parts
-    bound: bool = False  # holds calls with an item id or thought signature
+_ID_KEYS = ("id", "toolCallId", "tool_call_id")
+_RESULT_ID_KEYS = ("toolCallId", "tool_call_id")
 
 
 @dataclass(slots=True)
 class Prepared:
     turns: list[Turn]
     system: list[str]
+    sources: list[Source] | None = None
     changes: list[Change] = field(default_factory=list)
     repaired: bool = True
 
-    def log(self, kind: str, reason: str, turn: Turn | None = None, **detail: Any) -> None:
-        self.changes.append(Change(kind, reason, turn.source if turn else None,
-                                   turn.index if turn else None, detail))
+    def log(self, kind: str, reason: str, index: int | None = None, **detail: Any) -> None:
+        """A change concerning the message at `index` (None: the request as a whole)."""
+        sources = self.sources
+        source = sources[index] if sources is not None and index is not None and \
+            index < len(sources) else None
+        self.changes.append(Change(kind, reason, source, index, detail))
 
     def system_text(self) -> str:
         """The system prompt parts as one text, blank parts left out."""
@@ -102,14 +108,17 @@ def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _blank(text: str) -> bool:
+    return not text or text.isspace()
+
+
 class _Reader:
     """Reads messages into turns in one walk over every block.
 
-    With `repair`, each block is repaired on the way (blank text, unsupported blocks, call
-    arguments, reused and invalid ids, tool names) and each result that answers an open call is
-    indexed under the id its call goes out with, so placing results needs no search. Without
-    it, the blocks are read as stored, to show what a naive conversion sends. Turn `index` is
-    the message's position, which is also the turn's position in the list read.
+    With `repair`, each block is repaired on the way and each result that answers an open call
+    is indexed under the id its call goes out with, so placing results needs no search. Turns
+    with reasoning or with calls bound to it are noted for the placement pass, which alone
+    knows which calls survive. Images are always copied, so later passes may rewrite them.
     """
 
     def __init__(self, prep: Prepared, cap: Capability, repair: bool) -> None:
@@ -122,174 +131,254 @@ class _Reader:
         self.open_calls: dict[str, list[str]] = {}
         self.used: set[str] = set()
         self.good_names: set[str] = set()
-        self.results: dict[str, tuple[int, Part]] = {}  # wire id: (turn, result)
-        # every image read, with the result it belongs to, oldest first
-        self.images: list[tuple[Part, Turn, Part | None]] = []
+        self.results: dict[str, tuple[int, Block]] = {}  # wire id: (message index, result)
+        self.images: list[tuple[Block, int, Block | None]] = []  # image, index, its result
+        self.reasoning: set[int] = set()  # indices of turns holding thinking blocks
+        self.bound: set[int] = set()  # indices of turns with item ids or call signatures
+        self.systems = 0
+        self.calls: list[str | None] = []  # wire ids of the calls of the turn being read
+        self.regular = True  # every call answered right after its turn, in call order
+        self.settle: list[int] = []  # positions of turns whose reasoning is still to decide
 
-    def turn(self, message: Message, index: int, source: Source | None) -> Turn:
-        role = message.get("role")
-        if role == "toolResult" or role == "tool":
-            turn = Turn("user", [], index, source)
-            turn.parts.append(self._result(message, turn))
-            return turn
-        api, model = message.get("api"), message.get("model")
-        turn = Turn("assistant" if role == "assistant" else "system" if role == "system"
-                    else "user", [], index, source,
-                    api if isinstance(api, str) else None,
-                    model if isinstance(model, str) else None)
-        turn.parts = self._blocks(message.get("content"), turn, role == "assistant", None)
+    def read(self, messages: list[Message]) -> list[Turn]:
+        """The turns of `messages`; with repairs, results that answer the calls of the turn
+        before them, in call order, are grouped into one user turn as they are read, and turns
+        with nothing in them are dropped."""
+        turns: list[Turn] = []
+        append = turns.append
+        repair = self.repair
+        expect: list[str | None] = []  # the wire ids of the last assistant turn's calls
+        answered = 0  # how many of them the results read since have answered, in order
+        group: list[Block] | None = None
+        for i, m in enumerate(messages):
+            role = m.get("role")
+            if role == "toolResult" or role == "tool":
+                result = self._result(m, i)
+                if not repair:
+                    append(("user", [result], i))
+                elif answered < len(expect) and result["id"] == expect[answered] and \
+                        self.results.get(result["id"], (0, None))[1] is result:
+                    answered += 1
+                    if not result["content"]:
+                        mark_empty_output(self.prep, result, i)
+                    if group is None:
+                        group = [result]
+                        append(("user", group, i))
+                    else:
+                        group.append(result)
+                else:
+                    self.regular = False
+                    group = None
+                    append(("user", [result], i))
+                continue
+            if answered < len(expect):
+                self.regular = False
+            group = None
+            if role == "assistant":
+                self.calls = expect = []
+                answered = 0
+                blocks = self._assistant(m, i)
+                if i in self.reasoning or i in self.bound:
+                    self.settle.append(len(turns))
+                turn: Turn = ("assistant", blocks, i)
+            else:
+                expect = []
+                if role == "system":
+                    self.systems += 1
+                turn = ("system" if role == "system" else "user",
+                        self._content(m.get("content"), i, None), i)
+            if turn[1] or not repair:
+                append(turn)
+            else:
+                _dropped(self.prep, turn)
+        if answered < len(expect):
+            self.regular = False
+        return turns
+
+    def _content(self, content: Any, i: int, result: Block | None) -> list[Block]:
+        """User, system or result content; a list of non-blank text blocks is kept as it is."""
+        if isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict) or block.get("type") != "text":
+                    break
+                text = block.get("text")
+                if not isinstance(text, str) or _blank(text):
+                    break
+            else:
+                return content
+        elif isinstance(content, str):
+            content = [content]
+        else:
+            return []
+        return self._blocks(content, i, False, result)
+
+    def _assistant(self, message: Message, i: int) -> list[Block]:
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [content]
+        blocks = self._blocks(content, i, True, None) if isinstance(content, list) else []
         tool_calls = message.get("tool_calls")
-        if role == "assistant" and isinstance(tool_calls, list):
+        if isinstance(tool_calls, list):
             for item in tool_calls:
                 if isinstance(item, dict):
                     function = item.get("function")
                     fn: dict[str, Any] = function if isinstance(function, dict) else {}
-                    turn.parts.append(self._call(item, fn.get("name", item.get("name")),
-                                                 fn.get("arguments", item.get("arguments")),
-                                                 turn))
-        return turn
+                    blocks.append(self._call(item, fn.get("name", item.get("name")),
+                                             fn.get("arguments", item.get("arguments")), i))
+        return blocks
 
-    def _blocks(self, content: Any, turn: Turn, assistant: bool,
-                result: Part | None) -> list[Part]:
-        """The parts of one message's content; text, the common case, is read inline."""
-        if isinstance(content, str):
-            content = [content]
-        elif not isinstance(content, list):
-            return []
-        parts: list[Part] = []
+    def _blocks(self, content: list[Any], i: int, assistant: bool,
+                result: Block | None) -> list[Block]:
+        """A new list of canonical blocks; text, the common case, is read inline."""
+        out: list[Block] = []
         repair = self.repair
         blank = 0
         for block in content:
             if isinstance(block, dict):
                 kind = block.get("type")
-                text = block.get("text") if kind == "text" else None
-                if not isinstance(text, str):
-                    if assistant and kind in CALL_BLOCK_TYPES:
-                        part: Part | None = self._call(
-                            block, block.get("name"), block.get("arguments",
-                                                                block.get("input")), turn)
-                    else:
-                        part = self._block(block, kind, turn, assistant, result)
-                    if part is not None:
-                        parts.append(part)
+                if kind == "text":
+                    text = block.get("text")
+                    if isinstance(text, str):
+                        if repair and _blank(text):
+                            blank += 1
+                        else:
+                            out.append(block)
+                        continue
+                elif kind == "toolCall" and assistant:
+                    out.append(self._call(block, block.get("name"), block.get("arguments"), i))
                     continue
+                other = self._other(block, kind, i, assistant, result)
+                if other is not None:
+                    out.append(other)
             elif isinstance(block, str):
-                text = block
-            else:
-                continue
-            if repair and (not text or text.isspace()):
-                blank += 1
-            else:
-                parts.append({"type": "text", "text": text})
+                if repair and _blank(block):
+                    blank += 1
+                else:
+                    out.append({"type": "text", "text": block})
         if blank:
             self.prep.log(EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks are "
-                          "rejected (text content blocks must be non-empty)", turn, count=blank)
-        return parts
+                          "rejected (text content blocks must be non-empty)", i, count=blank)
+        return out
 
-    def _block(self, block: dict[str, Any], kind: Any, turn: Turn, assistant: bool,
-               result: Part | None) -> Part | None:
+    def _other(self, block: Block, kind: Any, i: int, assistant: bool,
+               result: Block | None) -> Block | None:
+        if assistant and kind in CALL_BLOCK_TYPES:
+            return self._call(block, block.get("name"),
+                              block.get("arguments", block.get("input")), i)
         if kind == "image":
             data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
             if isinstance(data, str) and isinstance(mime, str):
-                part = {"type": "image", "data": data, "mime": mime}
-                self.images.append((part, turn, result))
-                return part
+                image = {"type": "image", "data": data, "mimeType": mime}
+                self.images.append((image, i, result))
+                return image
         elif assistant and kind == "thinking":
-            turn.thinking = True
-            return {"type": "thinking", "text": _string(block.get("thinking")) or "",
-                    "signature": _string(block.get("thinkingSignature",
-                                                   block.get("signature"))),
-                    "redacted": bool(block.get("redacted"))}
+            self.reasoning.add(i)
+            return canonical_thinking(block)
         if not self.repair:
-            return {"type": "raw", "block": block}
+            return {"type": RAW, "block": block}
         text = block.get("text")
         if isinstance(text, str) and text.strip():
             return {"type": "text", "text": text}
         self.prep.log(UNSUPPORTED_BLOCK, f"block of type {kind!r} has no equivalent in "
-                      "provider requests", turn)
+                      "provider requests", i)
         return None
 
-    def _call(self, block: dict[str, Any], name: Any, args: Any, turn: Turn) -> Part:
+    def _call(self, block: Block, name: Any, args: Any, i: int) -> Block:
+        """The canonical call; the stored block itself when nothing about it changes."""
         call_id = block.get("id")
         item_id = None
         if not isinstance(call_id, str) or "|" in call_id:
-            call_id, item_id = split_id(first_string(block, ("id", "toolCallId",
-                                                             "tool_call_id")))
+            call_id, item_id = split_id(first_string(block, _ID_KEYS))
         signature = block.get("thoughtSignature")
-        part = {"type": "call", "id": call_id, "item_id": item_id,
-                "name": name if isinstance(name, str) else None, "args": args,
-                "signature": signature if isinstance(signature, str) else None}
-        if item_id or part["signature"]:
-            turn.bound = True
-        if not self.repair:
-            return part
-        if not isinstance(args, dict):
-            part["args"], changed = repair_arguments(args)
-            if changed:
-                self.prep.log(ARGUMENTS_REPAIRED, "call arguments were not a JSON object; the "
-                              f"stored text is kept under {RAW_ARGUMENTS_KEY!r}", turn,
-                              id=call_id)
-        if name not in self.good_names:
-            self._check_name(part, turn)
-        if call_id is not None:
-            if call_id in self.used or call_id in self.seen or \
-                    not self.id_fits(call_id) or len(call_id) > self.cap.id_max_len:
-                wire = self._wire_id(call_id, turn)
-            else:
-                wire = call_id
-                self.seen.add(call_id)
-                self.used.add(call_id)
-            part["id"] = wire
-            queue = self.open_calls.get(call_id)
-            if queue is None:
-                self.open_calls[call_id] = [wire]
-            else:
-                queue.append(wire)
-        return part
+        if not isinstance(signature, str):
+            signature = None
+        if item_id is not None or signature is not None:
+            self.bound.add(i)
+        if not isinstance(name, str):
+            name = None
+        wire = call_id
+        if self.repair:
+            if not isinstance(args, dict):
+                args, changed = repair_arguments(args)
+                if changed:
+                    self.prep.log(ARGUMENTS_REPAIRED, "call arguments were not a JSON object; "
+                                  f"the stored text is kept under {RAW_ARGUMENTS_KEY!r}", i,
+                                  id=call_id)
+            if name not in self.good_names:
+                name = self._name(name, i)
+            if call_id is not None:
+                wire = self._register(call_id, i)
+            self.calls.append(wire)
+        if wire is not None and wire is block.get("id") and block.get("type") == "toolCall" \
+                and name is block.get("name") and args is block.get("arguments") and \
+                item_id is None and ITEM_ID not in block and \
+                signature is block.get("thoughtSignature"):
+            return block
+        call: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
+        if item_id is not None:
+            call[ITEM_ID] = item_id
+        if signature is not None:
+            call["thoughtSignature"] = signature
+        return call
 
-    def _check_name(self, part: Part, turn: Turn) -> None:
-        name = part["name"]
+    def _name(self, name: str | None, i: int) -> str:
         if name is not None and TOOL_NAME.match(name):
             self.good_names.add(name)
-            return
+            return name
         new = SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
-        self.prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$", turn,
+        self.prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$", i,
                       old=name, new=new)
-        part["name"] = new
+        return new
 
-    def _wire_id(self, call_id: str, turn: Turn) -> str:
+    def _register(self, call_id: str, i: int) -> str:
+        """The id the call goes out with, opened for the results that follow it."""
+        if call_id in self.used or call_id in self.seen or \
+                not self.id_fits(call_id) or len(call_id) > self.cap.id_max_len:
+            wire = self._wire_id(call_id, i)
+        else:
+            wire = call_id
+            self.seen.add(call_id)
+            self.used.add(call_id)
+        queue = self.open_calls.get(call_id)
+        if queue is None:
+            self.open_calls[call_id] = [wire]
+        else:
+            queue.append(wire)
+        return wire
+
+    def _wire_id(self, call_id: str, i: int) -> str:
         """The id for a reused call id or one that does not fit the provider."""
         unique = call_id
         if call_id in self.seen:
             n = self.renamed.get(call_id, 1) + 1
             self.renamed[call_id] = n
             unique = f"{call_id}_{n}"
-            self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", turn,
+            self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
                           old=call_id, new=unique)
         self.seen.add(call_id)
         cap = self.cap
         wire = id_map_entry(unique, cap, self.used)
         if wire != unique:
             self.prep.log(ID_REWRITTEN, f"tool ids must match {cap.id_pattern} with at most "
-                          f"{cap.id_max_len} characters (or were taken)", turn,
+                          f"{cap.id_max_len} characters (or were taken)", i,
                           old=unique, new=wire)
         self.used.add(wire)
         return wire
 
-    def _result(self, message: Message, turn: Turn) -> Part:
+    def _result(self, message: Message, i: int) -> Block:
         rid = message.get("toolCallId")
         if not isinstance(rid, str) or "|" in rid:
-            rid, _ = split_id(first_string(message, ("toolCallId", "tool_call_id")))
+            rid, _ = split_id(first_string(message, _RESULT_ID_KEYS))
         name = message.get("toolName", message.get("name"))
-        part: Part = {"type": "result", "id": rid,
-                      "name": name if isinstance(name, str) else None,
-                      "is_error": bool(message.get("isError"))}
-        part["content"] = self._blocks(message.get("content"), turn, False, part)
+        result: Block = {"type": RESULT, "id": rid,
+                         "name": name if isinstance(name, str) else None,
+                         "isError": bool(message.get("isError")), "content": None}
+        result["content"] = self._content(message.get("content"), i, result)
         queue = self.open_calls.get(rid) if self.repair and rid is not None else None
         if queue:  # the earliest open call of this id
-            part["id"] = wire = queue.pop(0)
-            self.results[wire] = (turn.index or 0, part)
-        return part
+            result["id"] = wire = queue.pop(0)
+            self.results[wire] = (i, result)
+        return result
 
 
 def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:
@@ -317,11 +406,13 @@ def id_map_entry(original: str, cap: Capability, used: set[str]) -> str:
             original not in used:
         return original
     base = SAFE_CHARS.sub("_", original) or "call"
-    digest = hashlib.sha256(original.encode()).hexdigest()
-    candidate = base if len(base) <= cap.id_max_len else ""
+    if len(base) <= cap.id_max_len and base not in used:
+        return base
+    digest = hashlib.sha256(original.encode()).hexdigest()[:8]
+    candidate = ""
     n = 0
     while not candidate or candidate in used:
-        tag = digest[:8] if n == 0 else f"{digest[:8]}{n}"
+        tag = digest if n == 0 else f"{digest}{n}"
         candidate = f"{base[:cap.id_max_len - len(tag) - 1]}_{tag}"
         n += 1
     return candidate
@@ -342,105 +433,209 @@ class Policy:
 def prepare(messages: list[Message], sources: list[Source] | None, cap: Capability, model: str,
             policy: Policy, system: str | None = None, repair: bool = True) -> Prepared:
     """Turns ready for one provider's renderer, with every change logged."""
-    prep = Prepared([], [system] if system else [])
+    prep = Prepared([], [system] if system else [], sources)
     reader = _Reader(prep, cap, repair)
-    n = len(sources) if sources is not None else 0
-    prep.turns = [reader.turn(m, i, sources[i] if sources is not None and i < n else None)
-                  for i, m in enumerate(messages)]
+    prep.turns = reader.read(messages)
     if not repair:
         prep.repaired = False
         return prep
-    _place_results(prep, reader.results, cap, model, policy.thinking_as_text)
+    placement = _Placement(prep, reader, messages, cap, model, policy.thinking_as_text)
+    prep.turns = placement.settle() if reader.regular else placement.run()
     _images(prep, reader.images, reader.results, cap)
-    _systems(prep, cap, policy)
-    _drop_empty_turns(prep)
+    if reader.systems:
+        _systems(prep, cap, policy)
     if policy.merge_roles:
         _merge(prep)
-    if policy.first_user and prep.turns and prep.turns[0].role != "user":
-        prep.turns.insert(0, Turn("user", [{"type": "text", "text": CONTINUED}], None, None))
+    if policy.first_user and prep.turns and prep.turns[0][0] != "user":
+        prep.turns.insert(0, ("user", [{"type": "text", "text": CONTINUED}], None))
         prep.log(FIRST_USER_ADDED, "the provider requires the first message to be a user "
                  "message; a placeholder saying the history continues was put first")
     return prep
 
 
-def _place_results(prep: Prepared, results: dict[str, tuple[int, Part]], cap: Capability,
-                   model: str, as_text: bool) -> None:
+def _keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
+    """A turn left with no content is dropped."""
+    if turn[1]:
+        out.append(turn)
+    else:
+        _dropped(prep, turn)
+
+
+def _dropped(prep: Prepared, turn: Turn) -> None:
+    """Logs a turn dropped for having no content, unless it is a system turn."""
+    if turn[0] != "system":
+        prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn[2])
+
+
+def mark_empty_output(prep: Prepared, result: Block, index: int) -> None:
+    """An empty tool output is sent as an explicit marker, never as nothing."""
+    result["content"] = [{"type": "text", "text": EMPTY_OUTPUT}]
+    prep.log(EMPTY_OUTPUT_MARKED, "an empty tool output is sent as an explicit marker", index,
+             id=result["id"])
+
+
+class _Placement:
     """All results of one assistant turn, in call order, right after it in one user turn.
 
     The reader indexed every result that answers an earlier call: any other result is dropped,
     and so is a call without an indexed result. What reasoning may be replayed is decided once
     the turn's calls are known; turns left with nothing are dropped.
     """
-    out: list[Turn] = []
-    for t, turn in enumerate(prep.turns):
-        parts = turn.parts
-        if turn.role == "assistant":
-            placed: list[tuple[int, Part]] = []
-            lost = False
-            for part in parts:
-                if part["type"] == "call":
-                    found = results.get(part["id"])
-                    if found is None:
-                        lost = True
-                        prep.log(CALL_WITHOUT_RESULT, "every tool call needs its result in "
-                                 "the next message; this call has none", turn, id=part["id"])
-                    else:
-                        placed.append(found)
-            if lost:
-                turn.parts = [p for p in parts if p["type"] != "call" or p["id"] in results]
-            replay = turn.thinking and _thinking(prep, turn, cap, model, as_text)
-            if turn.bound:
-                _call_replay(prep, turn, cap, model, replay)
-            _keep(prep, out, turn)
-            if placed:
-                out.append(_result_turn(prep, turn, t, placed))
-        elif parts and parts[0]["type"] == "result":
-            result = parts[0]
-            found = results.get(result["id"])
-            if found is None or found[1] is not result:
-                prep.log(RESULT_WITHOUT_CALL, "a tool result must answer a call in the "
-                         "previous message", turn, id=result["id"])
-        else:
-            _keep(prep, out, turn)
-    prep.turns = out
+
+    def __init__(self, prep: Prepared, reader: _Reader, messages: list[Message],
+                 cap: Capability, model: str, as_text: bool) -> None:
+        self.prep = prep
+        self.reader = reader
+        self.messages = messages
+        self.cap = cap
+        self.model = model
+        self.as_text = as_text
+
+    def run(self) -> list[Turn]:
+        prep = self.prep
+        results = self.reader.results
+        reasoning, bound = self.reader.reasoning, self.reader.bound
+        out: list[Turn] = []
+        for turn in prep.turns:
+            role, blocks, index = turn
+            if role == "assistant":
+                placed: list[tuple[int, Block]] = []
+                lost = False
+                for block in blocks:
+                    if block["type"] == "toolCall":
+                        found = results.get(block["id"])
+                        if found is None:
+                            lost = True
+                            prep.log(CALL_WITHOUT_RESULT, "every tool call needs its result "
+                                     "in the next message; this call has none", index,
+                                     id=block["id"])
+                        else:
+                            placed.append(found)
+                if lost:
+                    blocks = [b for b in blocks if b["type"] != "toolCall" or b["id"] in results]
+                if index in reasoning or index in bound:
+                    blocks = self._replay(blocks, index, index in reasoning)
+                _keep(prep, out, (role, blocks, index))
+                if placed:
+                    out.append(self._result_turn(index, placed))
+            elif blocks and blocks[0]["type"] == RESULT:
+                for result in blocks:
+                    found = results.get(result["id"])
+                    if found is None or found[1] is not result:
+                        prep.log(RESULT_WITHOUT_CALL, "a tool result must answer a call in "
+                                 "the previous message", index, id=result["id"])
+            else:
+                _keep(prep, out, turn)
+        return out
+
+    def settle(self) -> list[Turn]:
+        """When every result already follows its calls, as the reader grouped them, only the
+        turns with reasoning are left to decide."""
+        turns = self.prep.turns
+        emptied = False
+        for position in self.reader.settle:
+            role, blocks, index = turns[position]
+            blocks = self._replay(blocks, index, index in self.reader.reasoning)
+            turns[position] = (role, blocks, index)
+            if not blocks:
+                _dropped(self.prep, turns[position])
+                emptied = True
+        return [t for t in turns if t[1]] if emptied else turns
+
+    def _result_turn(self, index: int | None, placed: list[tuple[int, Block]]) -> Turn:
+        """The user turn that answers the assistant turn at `index`; logged when the results
+        were not already its next messages in call order. It takes the first result's index."""
+        prep = self.prep
+        start = (index or 0) + 1
+        in_place = True
+        results = []
+        for k, (w, result) in enumerate(placed):
+            in_place = in_place and w == start + k
+            results.append(result)
+            if not result["content"]:
+                mark_empty_output(prep, result, w)
+        if not in_place:
+            prep.log(RESULTS_MOVED, "tool results must come first in the message right after "
+                     "their calls, all together", index, ids=[r["id"] for r in results])
+        return ("user", results, placed[0][0])
+
+    def _replay(self, blocks: list[Block], index: int | None,
+                thinking: bool) -> list[Block]:
+        """Reasoning goes back only to the model that produced it; item ids and thought
+        signatures on calls stand or fall with it."""
+        message = self.messages[index or 0]
+        api, model = _string(message.get("api")), _string(message.get("model"))
+        replay = False
+        if thinking:
+            blocks, replay = self._thinking(blocks, index, api, model)
+        own = api in self.cap.thinking_apis and model == self.model
+        out: list[Block] = []
+        for block in blocks:
+            if block["type"] == "toolCall":
+                drop_item = not replay and ITEM_ID in block
+                drop_signature = not own and "thoughtSignature" in block
+                if drop_item:
+                    self.prep.log(REASONING_ID_REMOVED, "a function_call item id needs its "
+                                  "reasoning item, which is not replayed; call_id still pairs "
+                                  "the result", index, id=block[ITEM_ID])
+                if drop_item or drop_signature:
+                    block = dict(block)
+                    if drop_item:
+                        del block[ITEM_ID]
+                    if drop_signature:
+                        del block["thoughtSignature"]
+            out.append(block)
+        return out
+
+    def _thinking(self, blocks: list[Block], index: int | None, api: str | None,
+                  model: str | None) -> tuple[list[Block], bool]:
+        """Keeps the leading reasoning the provider can replay; says whether any was kept."""
+        kept: list[Block] = []
+        dropped = converted = 0
+        leading = True
+        replay = False
+        for k, block in enumerate(blocks):
+            if block["type"] != "thinking":
+                leading = False
+                kept.append(block)
+                continue
+            followed = any(b["type"] != "thinking" for b in blocks[k + 1:])
+            if leading and followed and thinking_replayable(block, api, model, self.cap,
+                                                            self.model):
+                kept.append(block)
+                replay = True
+            elif self.as_text and block["thinking"].strip():
+                kept.append({"type": "text", "text": block["thinking"]})
+                converted += 1
+            else:
+                dropped += 1
+        if dropped:
+            self.prep.log(THINKING_DROPPED, f"reasoning from {api or '?'}/{model or '?'} cannot "
+                          f"be replayed to {self.cap.provider}/{self.model}", index,
+                          count=dropped)
+        if converted:
+            self.prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into "
+                          "plain text", index, count=converted)
+        return kept, replay
 
 
-def _keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
-    """A turn left with no content is dropped (and logged unless it is a system turn)."""
-    if turn.parts:
-        out.append(turn)
-    elif turn.role != "system":
-        prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn)
+def canonical_thinking(block: Block) -> Block:
+    """A thinking block with its text, its signature (under either stored key) and whether it
+    is redacted."""
+    return {"type": "thinking", "thinking": _string(block.get("thinking")) or "",
+            "thinkingSignature": _string(block.get("thinkingSignature",
+                                                   block.get("signature"))),
+            "redacted": bool(block.get("redacted"))}
 
 
-def _result_turn(prep: Prepared, call_turn: Turn, t: int,
-                 placed: list[tuple[int, Part]]) -> Turn:
-    """The user turn that answers `call_turn`; logged when the results were not already its
-    next messages in call order."""
-    turns = prep.turns
-    in_place = True
-    parts = []
-    for k, (w, part) in enumerate(placed):
-        in_place = in_place and w == t + 1 + k
-        parts.append(part)
-        if not part["content"]:
-            part["content"] = [{"type": "text", "text": EMPTY_OUTPUT}]
-            prep.log(EMPTY_OUTPUT_MARKED, "an empty tool output is sent as an explicit marker",
-                     turns[w], id=part["id"])
-    if not in_place:
-        prep.log(RESULTS_MOVED, "tool results must come first in the message right after "
-                 "their calls, all together", call_turn, ids=[p["id"] for p in parts])
-    first = turns[placed[0][0]]  # the first result's own turn is not kept: it becomes the group
-    first.parts = parts
-    return first
-
-
-def thinking_replayable(part: Part, turn: Turn, cap: Capability, model: str) -> bool:
+def thinking_replayable(block: Block, api: str | None, model: str | None, cap: Capability,
+                        target: str) -> bool:
     """Reasoning goes back only to the API and model that produced it, with its signature."""
-    if turn.api not in cap.thinking_apis or turn.model != model or not part.get("signature"):
+    signature = block.get("thinkingSignature")
+    if api not in cap.thinking_apis or model != target or not signature:
         return False
     if cap.provider == "openai-responses":
-        return reasoning_item(part["signature"]) is not None
+        return reasoning_item(signature) is not None
     return True
 
 
@@ -455,163 +650,127 @@ def reasoning_item(signature: str) -> dict[str, Any] | None:
     return None
 
 
-def _thinking(prep: Prepared, turn: Turn, cap: Capability, model: str, as_text: bool) -> bool:
-    """Keeps the leading reasoning the provider can replay; says whether any was kept."""
-    kept: list[Part] = []
-    dropped = converted = 0
-    leading = True
-    replay = False
-    parts = turn.parts
-    for i, part in enumerate(parts):
-        if part["type"] != "thinking":
-            leading = False
-            kept.append(part)
-            continue
-        followed = any(p["type"] != "thinking" for p in parts[i + 1:])
-        if leading and followed and thinking_replayable(part, turn, cap, model):
-            kept.append(part)
-            replay = True
-        elif as_text and part["text"].strip():
-            kept.append({"type": "text", "text": part["text"]})
-            converted += 1
-        else:
-            dropped += 1
-    turn.parts = kept
-    if dropped:
-        prep.log(THINKING_DROPPED, f"reasoning from {turn.api or '?'}/{turn.model or '?'} "
-                 f"cannot be replayed to {cap.provider}/{model}", turn, count=dropped)
-    if converted:
-        prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into plain text",
-                 turn, count=converted)
-    return replay
-
-
-def _call_replay(prep: Prepared, turn: Turn, cap: Capability, model: str,
-                 replay: bool) -> None:
-    """Item ids and thought signatures on calls stand or fall with their model's reasoning."""
-    own = turn.api in cap.thinking_apis and turn.model == model
-    for part in turn.parts:
-        if part["type"] != "call":
-            continue
-        if not replay and part["item_id"]:
-            prep.log(REASONING_ID_REMOVED, "a function_call item id needs its reasoning "
-                     "item, which is not replayed; call_id still pairs the result", turn,
-                     id=part["item_id"])
-            part["item_id"] = None
-        if not own:
-            part["signature"] = None
-
-
-def _images(prep: Prepared, read: list[tuple[Part, Turn, Part | None]],
-            results: dict[str, tuple[int, Part]], cap: Capability) -> None:
+def _images(prep: Prepared, read: list[tuple[Block, int, Block | None]],
+            results: dict[str, tuple[int, Block]], cap: Capability) -> None:
     """Over the count limit the oldest images become notes; the rest are checked one by one.
-    The images of results that were dropped do not count."""
-    found = [(part, turn) for part, turn, result in read
+    The images of results that were dropped do not count. Image blocks are the reader's own
+    copies, so they are rewritten in place."""
+    found = [(image, index) for image, index, result in read
              if result is None or results.get(result["id"], (0, None))[1] is result]
     limit = cap.max_images
     over = len(found) - limit if limit is not None and len(found) > limit else 0
-    for part, turn in found[:over]:
-        _to_note(part, f"[image omitted: the request is over {cap.provider}'s limit of "
+    for image, index in found[:over]:
+        _to_note(image, f"[image omitted: the request is over {cap.provider}'s limit of "
                  f"{limit} images]")
         prep.log(IMAGE_OVER_LIMIT, f"more than {limit} images per request; the oldest were "
-                 "replaced by a note", turn)
+                 "replaced by a note", index)
     kept = len(found) - over
     px = cap.max_image_px
     if cap.many_images is not None and kept > cap.many_images and cap.many_image_px:
         px = cap.many_image_px
-    for part, turn in found[over:]:
-        _check_image(prep, part, turn, cap, px)
+    for image, index in found[over:]:
+        _check_image(prep, image, index, cap, px)
 
 
-def _to_note(part: Part, note: str) -> None:
-    part.clear()
-    part.update({"type": "text", "text": note})
+def _to_note(image: Block, note: str) -> None:
+    image.clear()
+    image.update({"type": "text", "text": note})
 
 
-def _check_image(prep: Prepared, part: Part, turn: Turn, cap: Capability,
+def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
                  px: int | None) -> None:
-    if part["mime"] not in cap.image_types:
-        _to_note(part, f"[image omitted: type {part['mime']} is not accepted]")
-        prep.log(IMAGE_OMITTED, f"image type not accepted by {cap.provider}", turn)
+    mime = image["mimeType"]
+    if mime not in cap.image_types:
+        _to_note(image, f"[image omitted: type {mime} is not accepted]")
+        prep.log(IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index)
         return
-    raw = images.decode(part["data"])
+    raw = images.decode(image["data"])
     if raw is None:
-        _to_note(part, "[image omitted: the stored data is not valid base64]")
-        prep.log(IMAGE_OMITTED, "image data is not valid base64", turn)
+        _to_note(image, "[image omitted: the stored data is not valid base64]")
+        prep.log(IMAGE_OMITTED, "image data is not valid base64", index)
         return
     if px is None:
         return
     size = images.dimensions(raw)
     if size is None or max(size) <= px:
         return
-    smaller = images.downscale(raw, part["mime"], px)
+    smaller = images.downscale(raw, mime, px)
     if smaller is not None:
-        part["data"] = base64.b64encode(smaller).decode()
+        image["data"] = base64.b64encode(smaller).decode()
         prep.log(IMAGE_DOWNSCALED, f"image of {size[0]}x{size[1]} px is over the {px} px limit",
-                 turn, width=size[0], height=size[1], limit=px)
+                 index, width=size[0], height=size[1], limit=px)
     else:
-        _to_note(part, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
+        _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
         prep.log(IMAGE_OMITTED, f"image of {size[0]}x{size[1]} px is over the {px} px limit "
-                 "and Pillow is not installed to downscale it", turn)
+                 "and Pillow is not installed to downscale it", index)
+
+
+def _has(blocks: list[Block], kind: str) -> bool:
+    return any(b["type"] == kind for b in blocks)
 
 
 def _systems(prep: Prepared, cap: Capability, policy: Policy) -> None:
+    """System messages before the conversation join the system prompt; later ones stay where
+    the provider allows them and become user messages where it does not."""
+    out: list[Turn] = []
     leading = True
-    for i, turn in enumerate(prep.turns):
-        if turn.role != "system":
-            leading = leading and not turn.parts
-            continue
-        text = "\n\n".join(p["text"] for p in turn.parts if p["type"] == "text")
-        if leading:
+    prev: Turn | None = None  # the turn before, as this pass left it
+    for turn in prep.turns:
+        role, blocks, index = turn
+        if role != "system":
+            leading = leading and not blocks
+            out.append(turn)
+        elif leading:
+            text = "\n\n".join(b["text"] for b in blocks if b["type"] == "text")
             if text:
                 prep.system.append(text)
-            turn.parts = []
             prep.log(SYSTEM_HOISTED, "a system message before the conversation goes into the "
-                     "system prompt", turn)
-            continue
-        prev = prep.turns[i - 1] if i else None
-        after_user = prev is not None and prev.role == "user" and \
-            not any(p["type"] == "result" for p in prev.parts)
-        if policy.system_inline or (cap.mid_system and after_user):
-            turn.parts = [p for p in turn.parts if p["type"] == "text"]
-            continue
-        turn.role = "user"
-        prep.log(SYSTEM_CONVERTED, f"{cap.provider}/{cap.family or 'default'} does not accept "
-                 "system messages here; sent as a user message", turn)
-
-
-def _drop_empty_turns(prep: Prepared) -> None:
-    kept: list[Turn] = []
-    for turn in prep.turns:
-        _keep(prep, kept, turn)
-    prep.turns = kept
+                     "system prompt", index)
+            turn = ("system", [], index)
+        elif policy.system_inline or (cap.mid_system and prev is not None and
+                                      prev[0] == "user" and not _has(prev[1], RESULT)):
+            turn = ("system", [b for b in blocks if b["type"] == "text"], index)
+            if turn[1]:
+                out.append(turn)
+        else:
+            turn = ("user", blocks, index)
+            out.append(turn)
+            prep.log(SYSTEM_CONVERTED, f"{cap.provider}/{cap.family or 'default'} does not "
+                     "accept system messages here; sent as a user message", index)
+        prev = turn
+    prep.turns = out
 
 
 def _merge(prep: Prepared) -> None:
     out: list[Turn] = []
     for turn in prep.turns:
+        role, blocks, index = turn
         prev = out[-1] if out else None
-        mergeable = prev is not None and prev.role == turn.role and turn.role != "system" and \
-            not any(p["type"] == "result" for p in turn.parts) and \
-            not any(p["type"] == "call" for p in prev.parts)
-        if prev is not None and mergeable:
-            thinking = [p for p in turn.parts if p["type"] == "thinking"]
-            if thinking and (not prev.parts or prev.parts[0]["type"] != "thinking"):
-                turn.parts = [p for p in turn.parts if p["type"] != "thinking"]
-                prep.log(THINKING_DROPPED, "joined to an earlier message, its reasoning would "
-                         "not come first", turn, count=len(thinking))
-            prev.parts = prev.parts + turn.parts
-            prep.log(TURNS_MERGED, "roles must alternate; consecutive messages of one role "
-                     "were joined", turn)
-        else:
+        if prev is None or prev[0] != role or role == "system" or _has(blocks, RESULT) or \
+                _has(prev[1], "toolCall"):
             out.append(turn)
+            continue
+        thinking = sum(1 for b in blocks if b["type"] == "thinking")
+        if thinking and (not prev[1] or prev[1][0]["type"] != "thinking"):
+            blocks = [b for b in blocks if b["type"] != "thinking"]
+            prep.log(THINKING_DROPPED, "joined to an earlier message, its reasoning would "
+                     "not come first", index, count=thinking)
+        out[-1] = (role, prev[1] + blocks, prev[2])
+        prep.log(TURNS_MERGED, "roles must alternate; consecutive messages of one role "
+                 "were joined", index)
     prep.turns = out
 
 
-def data_url(part: Part) -> str:
-    return f"data:{part['mime']};base64,{part['data']}"
+def data_url(image: Block) -> str:
+    return f"data:{image['mimeType']};base64,{image['data']}"
 
 
 def json_text(args: Any) -> str:
     """Arguments as the JSON text OpenAI's APIs take; compact, the same for the same input."""
     return args if isinstance(args, str) else msgspec.json.encode(args).decode()
+
+
+def raw(block: Block) -> dict[str, Any]:
+    """What a renderer sends for a block it has no mapping for: a copy of it as stored."""
+    inner = block.get("block", block) if block.get("type") == RAW else block
+    return dict(inner)
