@@ -81,8 +81,11 @@ REPAIRS = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Change:
+    """One change to what reaches the model. Not frozen: a repair-heavy history makes them by
+    the thousand, and a frozen dataclass costs twice as much to make; nothing modifies one."""
+
     kind: str
     reason: str
     record: Source | None = None

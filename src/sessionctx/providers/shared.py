@@ -18,6 +18,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +127,8 @@ class _Reader:
         self.cap = cap
         self.repair = repair
         self.id_fits = re.compile(cap.id_pattern).match
+        self.id_reason = f"tool ids must match {cap.id_pattern} with at most " \
+            f"{cap.id_max_len} characters (or were taken)"
         self.seen: set[str] = set()
         self.renamed: dict[str, int] = {}
         self.open_calls: dict[str, list[str]] = {}
@@ -202,7 +205,7 @@ class _Reader:
                 if not isinstance(block, dict) or block.get("type") != "text":
                     break
                 text = block.get("text")
-                if not isinstance(text, str) or _blank(text):
+                if not isinstance(text, str) or not text or text.isspace():
                     break
             else:
                 return content
@@ -239,7 +242,7 @@ class _Reader:
                 if kind == "text":
                     text = block.get("text")
                     if isinstance(text, str):
-                        if repair and _blank(text):
+                        if repair and (not text or text.isspace()):
                             blank += 1
                         else:
                             out.append(block)
@@ -284,13 +287,14 @@ class _Reader:
         return None
 
     def _call(self, block: Block, name: Any, args: Any, i: int) -> Block:
-        """The canonical call; the stored block itself when nothing about it changes."""
+        """The canonical call; the stored block itself when nothing about it changes. With
+        repairs, the id it goes out with is opened for the results that follow it."""
         call_id = block.get("id")
         item_id = None
         if not isinstance(call_id, str) or "|" in call_id:
             call_id, item_id = split_id(first_string(block, _ID_KEYS))
         signature = block.get("thoughtSignature")
-        if not isinstance(signature, str):
+        if signature is not None and not isinstance(signature, str):
             signature = None
         if item_id is not None or signature is not None:
             self.bound.add(i)
@@ -307,12 +311,12 @@ class _Reader:
             if name not in self.good_names:
                 name = self._name(name, i)
             if call_id is not None:
-                wire = self._register(call_id, i)
+                wire = self._open(call_id, i)
             self.calls.append(wire)
         if wire is not None and wire is block.get("id") and block.get("type") == "toolCall" \
                 and name is block.get("name") and args is block.get("arguments") and \
-                item_id is None and ITEM_ID not in block and \
-                signature is block.get("thoughtSignature"):
+                item_id is None and signature is block.get("thoughtSignature") and \
+                ITEM_ID not in block:
             return block
         call: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
         if item_id is not None:
@@ -321,19 +325,10 @@ class _Reader:
             call["thoughtSignature"] = signature
         return call
 
-    def _name(self, name: str | None, i: int) -> str:
-        if name is not None and TOOL_NAME.match(name):
-            self.good_names.add(name)
-            return name
-        new = SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
-        self.prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$", i,
-                      old=name, new=new)
-        return new
-
-    def _register(self, call_id: str, i: int) -> str:
+    def _open(self, call_id: str, i: int) -> str:
         """The id the call goes out with, opened for the results that follow it."""
-        if call_id in self.used or call_id in self.seen or \
-                not self.id_fits(call_id) or len(call_id) > self.cap.id_max_len:
+        if call_id in self.seen or call_id in self.used or \
+                len(call_id) > self.cap.id_max_len or not self.id_fits(call_id):
             wire = self._wire_id(call_id, i)
         else:
             wire = call_id
@@ -346,6 +341,15 @@ class _Reader:
             queue.append(wire)
         return wire
 
+    def _name(self, name: str | None, i: int) -> str:
+        if name is not None and TOOL_NAME.match(name):
+            self.good_names.add(name)
+            return name
+        new = SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
+        self.prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$", i,
+                      old=name, new=new)
+        return new
+
     def _wire_id(self, call_id: str, i: int) -> str:
         """The id for a reused call id or one that does not fit the provider."""
         unique = call_id
@@ -356,12 +360,9 @@ class _Reader:
             self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
                           old=call_id, new=unique)
         self.seen.add(call_id)
-        cap = self.cap
-        wire = id_map_entry(unique, cap, self.used)
+        wire = id_map_entry(unique, self.id_fits, self.cap.id_max_len, self.used)
         if wire != unique:
-            self.prep.log(ID_REWRITTEN, f"tool ids must match {cap.id_pattern} with at most "
-                          f"{cap.id_max_len} characters (or were taken)", i,
-                          old=unique, new=wire)
+            self.prep.log(ID_REWRITTEN, self.id_reason, i, old=unique, new=wire)
         self.used.add(wire)
         return wire
 
@@ -369,7 +370,7 @@ class _Reader:
         rid = message.get("toolCallId")
         if not isinstance(rid, str) or "|" in rid:
             rid, _ = split_id(first_string(message, _RESULT_ID_KEYS))
-        name = message.get("toolName", message.get("name"))
+        name = message["toolName"] if "toolName" in message else message.get("name")
         result: Block = {"type": RESULT, "id": rid,
                          "name": name if isinstance(name, str) else None,
                          "isError": bool(message.get("isError")), "content": None}
@@ -400,20 +401,21 @@ def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:
     return {RAW_ARGUMENTS_KEY: json.dumps(args, ensure_ascii=False)}, True
 
 
-def id_map_entry(original: str, cap: Capability, used: set[str]) -> str:
-    """A deterministic id fitting the provider's pattern and length, distinct from `used`."""
-    if re.match(cap.id_pattern, original) and len(original) <= cap.id_max_len and \
-            original not in used:
+def id_map_entry(original: str, fits: Callable[[str], object], max_len: int,
+                 used: set[str]) -> str:
+    """A deterministic id that `fits` the provider's pattern, is at most `max_len` long and is
+    distinct from `used`."""
+    if fits(original) and len(original) <= max_len and original not in used:
         return original
     base = SAFE_CHARS.sub("_", original) or "call"
-    if len(base) <= cap.id_max_len and base not in used:
+    if len(base) <= max_len and base not in used:
         return base
     digest = hashlib.sha256(original.encode()).hexdigest()[:8]
     candidate = ""
     n = 0
     while not candidate or candidate in used:
         tag = digest if n == 0 else f"{digest}{n}"
-        candidate = f"{base[:cap.id_max_len - len(tag) - 1]}_{tag}"
+        candidate = f"{base[:max_len - len(tag) - 1]}_{tag}"
         n += 1
     return candidate
 
@@ -568,6 +570,8 @@ class _Placement:
         replay = False
         if thinking:
             blocks, replay = self._thinking(blocks, index, api, model)
+        if index not in self.reader.bound:
+            return blocks
         own = api in self.cap.thinking_apis and model == self.model
         out: list[Block] = []
         for block in blocks:
@@ -594,12 +598,13 @@ class _Placement:
         dropped = converted = 0
         leading = True
         replay = False
+        last = max((k for k, b in enumerate(blocks) if b["type"] != "thinking"), default=-1)
         for k, block in enumerate(blocks):
             if block["type"] != "thinking":
                 leading = False
                 kept.append(block)
                 continue
-            followed = any(b["type"] != "thinking" for b in blocks[k + 1:])
+            followed = k < last
             if leading and followed and thinking_replayable(block, api, model, self.cap,
                                                             self.model):
                 kept.append(block)
