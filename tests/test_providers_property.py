@@ -52,6 +52,8 @@ def assistant(draw: st.DrawFn) -> tuple[Msg, list[str]]:
         blocks.append({"type": "thinking", "thinking": draw(TEXT), "thinkingSignature": sig})
     if draw(st.booleans()):
         blocks.append({"type": "text", "text": draw(TEXT)})
+    if draw(st.integers(0, 5)) == 0:
+        blocks.append(image())
     ids = draw(st.lists(IDS, max_size=3))
     blocks.extend({"type": "toolCall", "id": i, "name": draw(st.sampled_from(["bash", "mcp.x"])),
                    "arguments": draw(ARGS)} for i in ids)

@@ -408,6 +408,37 @@ def test_openai_chat_tool_images_move_to_user_message() -> None:
     assert shared.TOOL_IMAGES_MOVED in kinds
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock", "openai-chat",
+                                      "openai-responses"])
+def test_assistant_images_become_notes(provider: str) -> None:
+    # prevents Anthropic "'image' blocks are not permitted within assistant turns" (Bedrock:
+    # "You can only include images and documents if the role is user"); Chat would drop the
+    # image without a word and Responses has no assistant image item at all
+    msgs = (user("draw a cat"), assistant(text("here it is"), image()), user("thanks"))
+    if provider in ("anthropic", "bedrock"):
+        assert naive_errors(provider, *msgs)
+    body, kinds = build(provider, *msgs)
+    assert "does not accept images in assistant messages" in json.dumps(body)
+    assert "here it is" in json.dumps(body)
+    assert shared.IMAGE_OMITTED in kinds
+
+
+def test_gemini_keeps_images_in_model_turns() -> None:
+    msgs = (user("draw a cat"), assistant(text("here it is"), image()), user("thanks"))
+    body, kinds = build("gemini", *msgs)
+    assert body["contents"][1]["parts"][1] == {"inlineData": {"mimeType": "image/png",
+                                                              "data": "aGVsbG8="}}
+    assert shared.IMAGE_OMITTED not in kinds
+
+
+def test_assistant_images_do_not_count_toward_the_limit() -> None:
+    msgs = (user("q", content=[text("look"), *[image() for _ in range(20)]]),
+            assistant(text("a"), image()), user("more"))
+    body, kinds = build("bedrock", *msgs)
+    assert kinds.count(shared.IMAGE_OVER_LIMIT) == 0
+    assert sum("image" in b for b in body["messages"][0]["content"]) == 20
+
+
 def test_image_count_limit_replaces_oldest() -> None:
     # prevents Bedrock "You can include up to 20 images"
     msgs = [user("q", content=[image() for _ in range(22)])]

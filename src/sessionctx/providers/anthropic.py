@@ -123,6 +123,8 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
             out.append(Violation(path, "text content blocks must contain non-whitespace text"))
     elif kind == "image":
         images = 1
+        if role == "assistant":
+            out.append(Violation(path, "'image' blocks are not permitted within assistant turns"))
         media = b.get("source", {}).get("media_type")
         if media not in cap.image_types:
             out.append(Violation(path, f"image media_type {media!r} is not accepted"))

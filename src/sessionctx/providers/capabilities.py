@@ -41,6 +41,8 @@ class Capability:
     # Bedrock: reasoning signatures are accepted only by Claude models
     reasoning_signature: bool = True
     image_types: frozenset[str] = IMAGE_TYPES
+    # images in an assistant (model) message; only Gemini models produce and take them back
+    assistant_images: bool = False
 
 
 _ANT_APIS = frozenset({"anthropic-messages"})
@@ -60,9 +62,10 @@ _ROWS = (
                thinking_apis=frozenset({"openai-responses", "openai-codex-responses"})),
     Capability(GEMINI, "", "gemini-3-pro", max_images=3000, image_types=_GEMINI_IMAGES,
                thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
-               call_signature_required=True),
+               call_signature_required=True, assistant_images=True),
     Capability(GEMINI, "gemini-2", "gemini-2.5-pro", max_images=3000, image_types=_GEMINI_IMAGES,
-               thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"})),
+               thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
+               assistant_images=True),
     Capability(BEDROCK, "", "anthropic.claude-opus-4-8", max_images=20, max_image_px=8000,
                thinking_apis=_BEDROCK_APIS, reasoning_signature=False),
     Capability(BEDROCK, "anthropic.claude", "anthropic.claude-opus-4-8", max_images=20,

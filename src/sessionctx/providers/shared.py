@@ -135,7 +135,9 @@ class _Reader:
         self.used: set[str] = set()
         self.good_names: set[str] = set()
         self.results: dict[str, tuple[int, Block]] = {}  # wire id: (message index, result)
-        self.images: list[tuple[Block, int, Block | None]] = []  # image, index, its result
+        # every image read, oldest first: the image, its message index, the result it belongs
+        # to, and whether an assistant message holds it
+        self.images: list[tuple[Block, int, Block | None, bool]] = []
         self.reasoning: set[int] = set()  # indices of turns holding thinking blocks
         self.bound: set[int] = set()  # indices of turns with item ids or call signatures
         self.systems = 0
@@ -272,7 +274,7 @@ class _Reader:
             data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
             if isinstance(data, str) and isinstance(mime, str):
                 image = {"type": "image", "data": data, "mimeType": mime}
-                self.images.append((image, i, result))
+                self.images.append((image, i, result, assistant))
                 return image
         elif assistant and kind == "thinking":
             self.reasoning.add(i)
@@ -598,7 +600,9 @@ class _Placement:
         dropped = converted = 0
         leading = True
         replay = False
-        last = max((k for k, b in enumerate(blocks) if b["type"] != "thinking"), default=-1)
+        last = len(blocks) - 1  # the last block that is not reasoning
+        while last >= 0 and blocks[last]["type"] == "thinking":
+            last -= 1
         for k, block in enumerate(blocks):
             if block["type"] != "thinking":
                 leading = False
@@ -655,13 +659,21 @@ def reasoning_item(signature: str) -> dict[str, Any] | None:
     return None
 
 
-def _images(prep: Prepared, read: list[tuple[Block, int, Block | None]],
+def _images(prep: Prepared, read: list[tuple[Block, int, Block | None, bool]],
             results: dict[str, tuple[int, Block]], cap: Capability) -> None:
-    """Over the count limit the oldest images become notes; the rest are checked one by one.
-    The images of results that were dropped do not count. Image blocks are the reader's own
-    copies, so they are rewritten in place."""
-    found = [(image, index) for image, index, result in read
-             if result is None or results.get(result["id"], (0, None))[1] is result]
+    """Images where the provider takes none become notes; over the count limit the oldest
+    images become notes; the rest are checked one by one. The images of results that were
+    dropped do not count. Image blocks are the reader's own copies, so they are rewritten in
+    place."""
+    found: list[tuple[Block, int]] = []
+    for image, index, result, assistant in read:
+        if assistant and not cap.assistant_images:
+            _to_note(image, f"[image omitted: {cap.provider} does not accept images in "
+                     "assistant messages]")
+            prep.log(IMAGE_OMITTED, "'image' blocks are not permitted within assistant turns",
+                     index)
+        elif result is None or results.get(result["id"], (0, None))[1] is result:
+            found.append((image, index))
     limit = cap.max_images
     over = len(found) - limit if limit is not None and len(found) > limit else 0
     for image, index in found[:over]:
