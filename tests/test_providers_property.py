@@ -7,6 +7,7 @@ import copy
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from sessionctx.providers import (
     shared,
     validate,
 )
+from sessionctx.providers.capabilities import capability
 from tests.conftest import recs
 from tests.sdk_types import sdk_check
 
@@ -140,3 +142,46 @@ def test_building_a_body_never_modifies_the_messages(messages: list[Msg]) -> Non
         build_from_messages(messages, None, provider, system="s")
         naive_request(messages, provider)
         assert messages == before, provider
+
+
+def _built(messages: list[Msg], provider: str) -> tuple[str, list[str]]:
+    req = build_from_messages(copy.deepcopy(messages), None, provider, system="s")
+    return json.dumps(req.body), sorted(json.dumps(c.to_json()) for c in req.changes)
+
+
+def _read_as_irregular(reader: Any, messages: list[Msg]) -> list[Any]:
+    turns = READ(reader, messages)
+    reader.regular = False
+    return turns
+
+
+READ = shared._Reader.read
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history())
+def test_the_short_path_for_results_in_place_agrees_with_full_placement(
+        messages: list[Msg]) -> None:
+    # histories whose results already follow their calls skip the placement pass; forcing
+    # that pass must give the same body and the same changes
+    for provider in PROVIDERS:
+        short = _built(messages, provider)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(shared._Reader, "read", _read_as_irregular)
+            full = _built(messages, provider)
+        assert short == full, provider
+
+
+def test_a_history_with_results_in_place_takes_the_short_path() -> None:
+    messages: list[Msg] = [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "t", "thinkingSignature": "s"},
+                    {"type": "toolCall", "id": "a", "name": "bash", "arguments": {}}],
+                 "api": "anthropic-messages", "model": "claude-opus-4-8"},
+                {"role": "toolResult", "toolCallId": "a", "content": []}]
+    reader = shared._Reader(shared.Prepared([], []), capability("anthropic")[0], True)
+    reader.read(messages)
+    assert reader.regular and reader.settle == [1]
+    body = json.loads(_built(messages, "anthropic")[0])
+    assert body["messages"][1]["content"][0]["type"] == "thinking"  # same model: replayed
+    assert body["messages"][2]["content"][0]["content"][0]["text"] == shared.EMPTY_OUTPUT
