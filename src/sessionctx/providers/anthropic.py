@@ -14,8 +14,10 @@ POLICY = Policy()
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": [
-        {"role": role, "content": _blocks(blocks)} for role, blocks, _ in prep.turns]}
+    messages = []
+    for role, blocks, _ in prep.turns:
+        messages.append({"role": role, "content": _blocks(blocks)})
+    body: dict[str, Any] = {"messages": messages}
     system = prep.system_text()
     if system:
         body["system"] = system
@@ -23,8 +25,18 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 
 
 def _blocks(blocks: list[Block]) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": b["text"]} if b["type"] == "text" else _block(b)
-            for b in blocks]
+    """Text and calls, the common blocks, are mapped inline."""
+    out = []
+    for b in blocks:
+        kind = b["type"]
+        if kind == "text":
+            out.append({"type": "text", "text": b["text"]})
+        elif kind == "toolCall":
+            out.append({"type": "tool_use", "id": b["id"], "name": b["name"],
+                        "input": b["arguments"]})
+        else:
+            out.append(_block(b))
+    return out
 
 
 def _block(block: Block) -> dict[str, Any]:

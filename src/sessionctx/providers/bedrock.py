@@ -14,9 +14,11 @@ FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": [
-        {"role": "user" if role == "system" else role, "content": _blocks(blocks, cap)}
-        for role, blocks, _ in prep.turns]}
+    messages = []
+    for role, blocks, _ in prep.turns:
+        messages.append({"role": "user" if role == "system" else role,
+                         "content": _blocks(blocks, cap)})
+    body: dict[str, Any] = {"messages": messages}
     system = prep.system_text()
     if system:
         body["system"] = [{"text": system}]
@@ -24,7 +26,18 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 
 
 def _blocks(blocks: list[Block], cap: Capability) -> list[dict[str, Any]]:
-    return [{"text": b["text"]} if b["type"] == "text" else _block(b, cap) for b in blocks]
+    """Text and calls, the common blocks, are mapped inline."""
+    out = []
+    for b in blocks:
+        kind = b["type"]
+        if kind == "text":
+            out.append({"text": b["text"]})
+        elif kind == "toolCall":
+            out.append({"toolUse": {"toolUseId": b["id"], "name": b["name"],
+                                    "input": b["arguments"]}})
+        else:
+            out.append(_block(b, cap))
+    return out
 
 
 def _block(block: Block, cap: Capability) -> dict[str, Any]:

@@ -250,7 +250,8 @@ class _Reader:
                             out.append(block)
                         continue
                 elif kind == "toolCall" and assistant:
-                    out.append(self._call(block, block.get("name"), block.get("arguments"), i))
+                    out.append(self._call(block, block.get("name"), block.get("arguments"), i,
+                                          True))
                     continue
                 other = self._other(block, kind, i, assistant, result)
                 if other is not None:
@@ -288,37 +289,47 @@ class _Reader:
                       "provider requests", i)
         return None
 
-    def _call(self, block: Block, name: Any, args: Any, i: int) -> Block:
-        """The canonical call; the stored block itself when nothing about it changes. With
-        repairs, the id it goes out with is opened for the results that follow it."""
+    def _call(self, block: Block, name: Any, args: Any, i: int,
+              canonical: bool = False) -> Block:
+        """The canonical call; the stored block itself when it is `canonical` (a toolCall) and
+        nothing about it changes. With repairs, the id it goes out with is opened for the
+        results that follow it."""
         call_id = block.get("id")
         item_id = None
         if not isinstance(call_id, str) or "|" in call_id:
             call_id, item_id = split_id(first_string(block, _ID_KEYS))
+            canonical = False
+            if item_id is not None:
+                self.bound.add(i)
         signature = block.get("thoughtSignature")
-        if signature is not None and not isinstance(signature, str):
-            signature = None
-        if item_id is not None or signature is not None:
-            self.bound.add(i)
+        if signature is not None:
+            if isinstance(signature, str):
+                self.bound.add(i)
+            else:
+                signature = None
+                canonical = False
         if not isinstance(name, str):
             name = None
+            canonical = False
         wire = call_id
         if self.repair:
             if not isinstance(args, dict):
                 args, changed = repair_arguments(args)
+                canonical = False
                 if changed:
                     self.prep.log(ARGUMENTS_REPAIRED, "call arguments were not a JSON object; "
                                   f"the stored text is kept under {RAW_ARGUMENTS_KEY!r}", i,
                                   id=call_id)
             if name not in self.good_names:
                 name = self._name(name, i)
-            if call_id is not None:
+                canonical = canonical and name is block.get("name")
+            if call_id is None:
+                canonical = False
+            else:
                 wire = self._open(call_id, i)
+                canonical = canonical and wire is call_id
             self.calls.append(wire)
-        if wire is not None and wire is block.get("id") and block.get("type") == "toolCall" \
-                and name is block.get("name") and args is block.get("arguments") and \
-                item_id is None and signature is block.get("thoughtSignature") and \
-                ITEM_ID not in block:
+        if canonical and ITEM_ID not in block:
             return block
         call: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
         if item_id is not None:
