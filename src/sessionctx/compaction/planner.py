@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sessionctx.compaction.tokens import TokenCounter, estimate_message
-from sessionctx.messages import Message, calls, result_id, text_of
+from sessionctx.messages import Message, call_ids, result_id, text_of
 
 PLANNER_VERSION = 1
 DEFAULT_KEEP_TURNS = 3
@@ -81,9 +81,8 @@ def valid_cuts(messages: Sequence[Message]) -> list[int]:
     for i, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":  # the only role that holds calls
-            for call in calls(message):
-                if call.id is not None:
-                    first_call.setdefault(call.id, i)
+            for cid in call_ids(message):
+                first_call.setdefault(cid, i)
         elif role == "user":
             if i > 0:
                 cuts.append(i)
