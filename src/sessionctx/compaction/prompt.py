@@ -6,7 +6,9 @@ the summarizer. The prompt asks for fixed sections, which the audit then checks.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
 
 import msgspec
 
@@ -66,17 +68,25 @@ def render_message(message: Message) -> str:
 def chunks(messages: Sequence[Message], sizes: Sequence[int],
            chunk_tokens: int) -> list[list[Message]]:
     """Consecutive groups of at most `chunk_tokens`, given each message's tokens (a bigger
-    single message is alone); 0 means one chunk."""
-    if chunk_tokens <= 0:
+    single message is alone); 0 means one chunk.
+
+    Each group's end is found by bisecting the running totals rather than by adding message
+    after message: a long session has a hundred thousand messages and only a few dozen groups.
+    Token counts are never negative, so the totals never fall.
+    """
+    if len(sizes) != len(messages):
+        raise ValueError("one size is needed for each message")
+    if chunk_tokens <= 0 or not messages:
         return [list(messages)]
-    out: list[list[Message]] = [[]]
-    size = 0
-    for message, tokens in zip(messages, sizes, strict=True):
-        if out[-1] and size + tokens > chunk_tokens:
-            out.append([])
-            size = 0
-        out[-1].append(message)
-        size += tokens
+    totals = list(accumulate(sizes))
+    out: list[list[Message]] = []
+    start = 0
+    done = 0  # the tokens of every message before `start`
+    while start < len(messages):
+        end = max(bisect_right(totals, done + chunk_tokens, start), start + 1)
+        out.append(list(messages[start:end]))
+        done = totals[end - 1]
+        start = end
     return out
 
 
