@@ -32,12 +32,26 @@ class Call(NamedTuple):
     where: tuple[str, int]  # ("content", block index) or ("tool_calls", index)
 
 
+# A named tuple's own constructor is a Python function around this C one.
+_new_call = tuple.__new__
+
+
 def first_string(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
     for key in keys:
         value = obj.get(key)
         if isinstance(value, str):
             return value
     return None
+
+
+def block_call(block: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
+    """The id, name and arguments of a content block typed as a call.
+
+    The one reading of that shape: `calls` uses it, and so can a walk over a message's
+    content that meets call blocks among the others and would not walk it twice.
+    """
+    return (first_string(block, _ID_KEYS), _str(block.get("name")),
+            block.get("arguments", block.get("input")))
 
 
 def calls(message: Mapping[str, Any]) -> Iterator[Call]:
@@ -48,9 +62,7 @@ def calls(message: Mapping[str, Any]) -> Iterator[Call]:
     if isinstance(content, list):
         for i, block in enumerate(content):
             if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
-                args = block.get("arguments", block.get("input"))
-                yield Call(first_string(block, _ID_KEYS), _str(block.get("name")), args,
-                           ("content", i))
+                yield _new_call(Call, (*block_call(block), ("content", i)))
     tool_calls = message.get("tool_calls")
     if isinstance(tool_calls, list):
         for i, item in enumerate(tool_calls):
@@ -60,7 +72,7 @@ def calls(message: Mapping[str, Any]) -> Iterator[Call]:
             fn = function if isinstance(function, dict) else {}
             name = _str(fn.get("name", item.get("name")))
             args = fn.get("arguments", item.get("arguments"))
-            yield Call(first_string(item, _ID_KEYS), name, args, ("tool_calls", i))
+            yield _new_call(Call, (first_string(item, _ID_KEYS), name, args, ("tool_calls", i)))
 
 
 def call_ids(message: Mapping[str, Any]) -> list[str]:

@@ -9,11 +9,19 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
+from typing import Any
 
 import msgspec
 
 from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN
-from sessionctx.messages import Message, calls, is_result, result_id
+from sessionctx.messages import (
+    CALL_BLOCK_TYPES,
+    RESULT_ROLES,
+    Message,
+    block_call,
+    calls,
+    result_id,
+)
 
 SECTIONS = ("Decisions", "Pending user asks", "Open tasks", "Constraints", "Exact identifiers",
             "Tool outcomes", "Current state")
@@ -36,8 +44,14 @@ _ESCAPED_CLOSE = (f"</{_RECORDS_TAG}", f"<\\/{_RECORDS_TAG}")
 
 
 def render_message(message: Message) -> str:
-    """One message as plain text for the summarizer: images as markers, thinking left out."""
+    """One message as plain text for the summarizer: images as markers, thinking left out.
+
+    One walk over the content renders its call blocks too (after the other blocks, as
+    `calls` orders them); only a message with a `tool_calls` list is read through `calls`.
+    """
+    role = message.get("role", "?")
     parts: list[str] = []
+    called: list[str] = []
     content = message.get("content")
     if isinstance(content, str):
         parts.append(content)
@@ -52,17 +66,22 @@ def render_message(message: Message) -> str:
                     parts.append(text)
             elif btype == "image":
                 parts.append(f"[image: {block.get('mimeType') or block.get('mime_type') or '?'}]")
-    for call in calls(message):
-        parts.append(f"[tool call {call.name or '?'} id={call.id or '?'} "
-                     f"arguments={_encode(call.arguments).decode()}]")
-    if is_result(message):
+            elif role == "assistant" and btype in CALL_BLOCK_TYPES:
+                called.append(_render_call(*block_call(block)))
+    if role == "assistant":
+        if isinstance(message.get("tool_calls"), list):
+            called = [_render_call(c.id, c.name, c.arguments) for c in calls(message)]
+        parts += called
+    elif role in RESULT_ROLES:
         status = "error" if message.get("isError") is True else "ok"
-        head = f"tool result {message.get('toolName') or '?'} id={result_id(message) or '?'} " \
+        role = f"tool result {message.get('toolName') or '?'} id={result_id(message) or '?'} " \
                f"status={status}"
-    else:
-        head = message.get("role", "?")
     body = "\n".join(parts).replace(*_ESCAPED_CLOSE)
-    return f"--- {head}\n{body}"
+    return f"--- {role}\n{body}"
+
+
+def _render_call(call_id: str | None, name: str | None, arguments: Any) -> str:
+    return f"[tool call {name or '?'} id={call_id or '?'} arguments={_encode(arguments).decode()}]"
 
 
 def chunks(messages: Sequence[Message], sizes: Sequence[int],
