@@ -8,6 +8,7 @@ never where a call before it has its result after it, and never inside the activ
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -120,7 +121,8 @@ def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
     for i in range(len(msgs) - 1, -1, -1):
         kept += sizes[i]
         if kept >= keep_tokens:
-            token_cut = max((c for c in cuts if c <= i), default=0)
+            at = bisect_right(cuts, i)  # cuts ascend: the last one at or before i
+            token_cut = cuts[at - 1] if at else 0
             break
     cut = min(turn_cut, token_cut)
     forced = False

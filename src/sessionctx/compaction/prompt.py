@@ -40,7 +40,8 @@ _RECORDS_TAG = "conversation_records"
 _encode = msgspec.json.encode
 
 
-_ESCAPED_CLOSE = (f"</{_RECORDS_TAG}", f"<\\/{_RECORDS_TAG}")
+_RECORDS_CLOSE = f"</{_RECORDS_TAG}"
+_ESCAPED_CLOSE = f"<\\/{_RECORDS_TAG}"
 
 
 def render_message(message: Message) -> str:
@@ -50,12 +51,10 @@ def render_message(message: Message) -> str:
     `calls` orders them); only a message with a `tool_calls` list is read through `calls`.
     """
     role = message.get("role", "?")
-    parts: list[str] = []
-    called: list[str] = []
+    called: list[str] | None = None
     content = message.get("content")
-    if isinstance(content, str):
-        parts.append(content)
-    elif isinstance(content, list):
+    if isinstance(content, list):
+        parts = []
         for block in content:
             if not isinstance(block, dict):
                 continue
@@ -67,16 +66,25 @@ def render_message(message: Message) -> str:
             elif btype == "image":
                 parts.append(f"[image: {block.get('mimeType') or block.get('mime_type') or '?'}]")
             elif role == "assistant" and btype in CALL_BLOCK_TYPES:
+                if called is None:
+                    called = []
                 called.append(_render_call(*block_call(block)))
+    elif isinstance(content, str):
+        parts = [content]
+    else:
+        parts = []
     if role == "assistant":
         if isinstance(message.get("tool_calls"), list):
             called = [_render_call(c.id, c.name, c.arguments) for c in calls(message)]
-        parts += called
+        if called:
+            parts += called
     elif role in RESULT_ROLES:
         status = "error" if message.get("isError") is True else "ok"
         role = f"tool result {message.get('toolName') or '?'} id={result_id(message) or '?'} " \
                f"status={status}"
-    body = "\n".join(parts).replace(*_ESCAPED_CLOSE)
+    body = "\n".join(parts)
+    if _RECORDS_CLOSE in body:
+        body = body.replace(_RECORDS_CLOSE, _ESCAPED_CLOSE)
     return f"--- {role}\n{body}"
 
 
@@ -135,7 +143,9 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
         "exactly these markdown headings, in this order:",
         headings,
     ]
-    records = [_bounded(render_message(m), max_record_chars) for m in summarized]
+    records = [render_message(m) for m in summarized]
+    if max_record_chars > 0 and records and max(map(len, records)) > max_record_chars:
+        records = [_bounded(r, max_record_chars) for r in records]
     seen = "\n".join([previous_summary or "", *records])
     present = [i for i in identifiers if i in seen]
     if present:
