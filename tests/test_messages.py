@@ -75,3 +75,13 @@ def any_message(draw: st.DrawFn) -> dict[str, Any]:
 @given(any_message())
 def test_call_ids_are_the_string_ids_of_calls(message):
     assert call_ids(message) == [c.id for c in calls(message) if c.id is not None]
+
+
+def test_a_call_id_is_the_first_string_among_its_keys():
+    message = {"role": "assistant", "content": [
+        {"type": "toolCall", "id": 7, "toolCallId": "b", "name": 3, "input": {"x": 1}},
+        {"type": "tool_use", "tool_call_id": "c", "name": "edit"},
+        {"type": "tool_call", "id": None}]}
+    assert [(c.id, c.name, c.arguments) for c in calls(message)] == [
+        ("b", None, {"x": 1}), ("c", "edit", None), (None, None, None)]
+    assert call_ids(message) == ["b", "c"]

@@ -50,7 +50,11 @@ def block_call(block: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
     The one reading of that shape: `calls` uses it, and so can a walk over a message's
     content that meets call blocks among the others and would not walk it twice.
     """
-    return (first_string(block, _ID_KEYS), _str(block.get("name")),
+    cid = block.get("id")  # _ID_KEYS[0], where nearly every call has its id
+    if not isinstance(cid, str):
+        cid = first_string(block, _ID_KEYS)
+    name = block.get("name")
+    return (cid, name if isinstance(name, str) else None,
             block.get("arguments", block.get("input")))
 
 
@@ -88,8 +92,8 @@ def call_ids(message: Mapping[str, Any]) -> list[str]:
     if isinstance(content, list):
         for block in content:
             if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
-                cid = first_string(block, _ID_KEYS)
-                if cid is not None:
+                cid = block.get("id")  # _ID_KEYS[0], where nearly every call has its id
+                if isinstance(cid, str) or (cid := first_string(block, _ID_KEYS)) is not None:
                     ids.append(cid)
     tool_calls = message.get("tool_calls")
     if isinstance(tool_calls, list):

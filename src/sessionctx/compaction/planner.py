@@ -107,7 +107,7 @@ def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
     msgs = list(messages)
     previous = summary_text(msgs[0]) if msgs and is_summary_message(msgs[0]) else None
     first_real = 1 if previous is not None else 0
-    sizes = [counter(m) for m in msgs]
+    sizes = list(map(counter, msgs))
     tokens_before = sum(sizes)
     cuts = [c for c in valid_cuts(msgs) if c > first_real]
     if not cuts:
