@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionctx.messages import call_ids, calls
+from sessionctx.messages import call_ids, calls, result_id
 
 IDS = st.one_of(st.sampled_from(["a", "b", "c"]), st.none(), st.integers(0, 3))
 NAMES = st.one_of(st.sampled_from(["bash", "edit"]), st.none(), st.integers(0, 3))
@@ -85,3 +85,10 @@ def test_a_call_id_is_the_first_string_among_its_keys():
     assert [(c.id, c.name, c.arguments) for c in calls(message)] == [
         ("b", None, {"x": 1}), ("c", "edit", None), (None, None, None)]
     assert call_ids(message) == ["b", "c"]
+
+
+def test_a_result_id_is_the_first_string_among_its_keys():
+    assert result_id({"role": "toolResult", "toolCallId": 5, "tool_call_id": "b"}) == "b"
+    assert result_id({"role": "tool", "toolCallId": "a", "tool_call_id": "b"}) == "a"
+    assert result_id({"role": "tool", "toolCallId": None}) is None
+    assert result_id({"role": "user", "toolCallId": "a"}) is None

@@ -95,7 +95,7 @@ def call_ids(message: Mapping[str, Any]) -> list[str]:
                 cid = block.get("id")  # _ID_KEYS[0], where nearly every call has its id
                 if isinstance(cid, str) or (cid := first_string(block, _ID_KEYS)) is not None:
                     ids.append(cid)
-    tool_calls = message.get("tool_calls")
+    tool_calls = message.get("tool_calls") if "tool_calls" in message else None
     if isinstance(tool_calls, list):
         for item in tool_calls:
             if isinstance(item, dict):
@@ -109,7 +109,8 @@ def result_id(message: Mapping[str, Any]) -> str | None:
     """The call id a tool result answers, or None for any other message."""
     if message.get("role") not in RESULT_ROLES:
         return None
-    return first_string(message, _RESULT_ID_KEYS)
+    rid = message.get("toolCallId")  # _RESULT_ID_KEYS[0], where nearly every result has it
+    return rid if isinstance(rid, str) else first_string(message, _RESULT_ID_KEYS)
 
 
 def is_result(message: Mapping[str, Any]) -> bool:

@@ -74,7 +74,7 @@ def render_message(message: Message) -> str:
     else:
         parts = []
     if role == "assistant":
-        if isinstance(message.get("tool_calls"), list):
+        if "tool_calls" in message and isinstance(message["tool_calls"], list):
             called = [_render_call(c.id, c.name, c.arguments) for c in calls(message)]
         if called:
             parts += called
