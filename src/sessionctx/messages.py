@@ -95,13 +95,14 @@ def call_ids(message: Mapping[str, Any]) -> list[str]:
                 cid = block.get("id")  # _ID_KEYS[0], where nearly every call has its id
                 if isinstance(cid, str) or (cid := first_string(block, _ID_KEYS)) is not None:
                     ids.append(cid)
-    tool_calls = message.get("tool_calls") if "tool_calls" in message else None
-    if isinstance(tool_calls, list):
-        for item in tool_calls:
-            if isinstance(item, dict):
-                cid = first_string(item, _ID_KEYS)
-                if cid is not None:
-                    ids.append(cid)
+    if "tool_calls" in message:  # rare: tested by membership, read only when there
+        tool_calls = message["tool_calls"]
+        if isinstance(tool_calls, list):
+            for item in tool_calls:
+                if isinstance(item, dict):
+                    cid = first_string(item, _ID_KEYS)
+                    if cid is not None:
+                        ids.append(cid)
     return ids
 
 

@@ -65,9 +65,10 @@ def estimate_message(message: Message) -> int:
                 chars += len(_encode(block))
     elif isinstance(content, str):
         chars = len(content)
-    tool_calls = message.get("tool_calls") if "tool_calls" in message else None
-    if isinstance(tool_calls, list):
-        chars += len(_encode(tool_calls))
+    if "tool_calls" in message:  # rare: tested by membership, read only when there
+        tool_calls = message["tool_calls"]
+        if isinstance(tool_calls, list):
+            chars += len(_encode(tool_calls))
     return -(-chars // CHARS_PER_TOKEN) + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
 
 
