@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sessionctx.compaction.tokens import TokenCounter, estimate_message
-from sessionctx.messages import Message, call_ids, result_id, text_of
+from sessionctx.messages import RESULT_ROLES, Message, call_ids, result_id, text_of
 
 PLANNER_VERSION = 1
 DEFAULT_KEEP_TURNS = 3
@@ -77,19 +77,19 @@ def valid_cuts(messages: Sequence[Message]) -> list[int]:
     a result after it. Index 0 (nothing summarized) is excluded.
 
     One pass: a result withdraws every candidate after the first call with its id."""
-    first_call: dict[str, int] = {}
+    first_call: dict[str | None, int] = {}  # None, the id of a result without one, never is
     cuts: list[int] = []
     for i, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":  # the only role that holds calls
             for cid in call_ids(message):
-                first_call.setdefault(cid, i)
+                if cid not in first_call:
+                    first_call[cid] = i
         elif role == "user":
-            if i > 0:
+            if i:
                 cuts.append(i)
-        else:
-            rid = result_id(message)
-            start = first_call.get(rid) if rid is not None else None
+        elif role in RESULT_ROLES:
+            start = first_call.get(result_id(message))
             if start is not None:
                 while cuts and cuts[-1] > start:
                     cuts.pop()
