@@ -3,9 +3,9 @@
 Run: .venv/bin/python benchmarks/bench_compaction.py [RECORDS]
 
 Times are the least CPU time of the process over several runs: on a shared machine, time spent
-waiting for a core is not the step's cost. Before each compaction run the session file is put
-back as it was and synced, outside the timing, so the compaction's own sync flushes only the
-record it appends rather than the whole rewritten file.
+waiting for a core is not the step's cost. Before each compaction run the record the previous
+run appended is cut off and the file synced, outside the timing, so each run appends to the same
+session and its own sync flushes only the record it appends.
 
 "compaction over a built context" is what an agent pays on top of the build it already does
 for its next request: plan, required identifiers, prompt, pair-check of the kept messages,
@@ -80,8 +80,7 @@ def main() -> None:
         path = os.path.join(tmp, "s.jsonl")
         with open(path, "w") as f:
             f.writelines(json.dumps(o) + "\n" for o in session(n))
-        with open(path, "rb") as raw:
-            original = raw.read()
+        size = os.path.getsize(path)
         target = FileTarget(path)
         snapshot = target.snapshot()
         records = snapshot.records
@@ -90,8 +89,9 @@ def main() -> None:
         settings = Settings()
 
         def put_back() -> None:
-            with open(path, "wb") as out:
-                out.write(original)
+            """The file as it was: the appended checkpoint cut off, not the session rewritten."""
+            with open(path, "r+b") as out:
+                out.truncate(size)
                 out.flush()
                 os.fsync(out.fileno())
 

@@ -109,7 +109,8 @@ def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
     first_real = 1 if previous is not None else 0
     sizes = list(map(counter, msgs))
     tokens_before = sum(sizes)
-    cuts = [c for c in valid_cuts(msgs) if c > first_real]
+    every = valid_cuts(msgs)
+    cuts = every[bisect_right(every, first_real):]  # ascending: those after first_real
     if not cuts:
         raise NothingToCompact("no turn starts after the first message: the whole context is "
                                "the active turn")
