@@ -73,18 +73,18 @@ def render_message(message: Message) -> str:
         parts = [content]
     else:
         parts = []
-    if role == "assistant":
-        if "tool_calls" in message and isinstance(message["tool_calls"], list):
-            called = [_render_call(c.id, c.name, c.arguments) for c in calls(message)]
-        if called:
-            parts += called
-    elif role in RESULT_ROLES:
-        status = "error" if message.get("isError") is True else "ok"
-        role = f"tool result {message.get('toolName') or '?'} id={result_id(message) or '?'} " \
-               f"status={status}"
+    listed = role == "assistant" and "tool_calls" in message
+    if listed and isinstance(message["tool_calls"], list):
+        called = [_render_call(c.id, c.name, c.arguments) for c in calls(message)]
+    if called:
+        parts += called
     body = "\n".join(parts)
     if _RECORDS_CLOSE in body:
         body = body.replace(_RECORDS_CLOSE, _ESCAPED_CLOSE)
+    if role in RESULT_ROLES:
+        status = "error" if message.get("isError") is True else "ok"
+        return f"--- tool result {message.get('toolName') or '?'} " \
+               f"id={result_id(message) or '?'} status={status}\n{body}"
     return f"--- {role}\n{body}"
 
 
