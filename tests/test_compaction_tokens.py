@@ -87,3 +87,9 @@ def test_estimate_counts_a_block_of_unhashable_type_as_an_unknown_block() -> Non
     chars = len(msgspec.json.encode(block))
     assert tokens.estimate_message({"role": "assistant", "content": [block]}) == \
         -(-chars // tokens.CHARS_PER_TOKEN) + tokens.MESSAGE_OVERHEAD
+
+
+def test_images_add_their_tokens_after_the_text_is_rounded_up() -> None:
+    message = {"role": "user", "content": [text("x" * 401), image(), image()]}
+    assert tokens.estimate_message(message) == \
+        101 + 2 * tokens.IMAGE_TOKENS + tokens.MESSAGE_OVERHEAD

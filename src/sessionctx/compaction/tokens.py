@@ -20,6 +20,9 @@ from sessionctx.messages import Message
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1024
 MESSAGE_OVERHEAD = 4
+# An image counted as the characters of its fixed tokens: a whole number of tokens, so
+# rounding the characters up gives the same total as adding IMAGE_TOKENS after rounding.
+_IMAGE_CHARS = IMAGE_TOKENS * CHARS_PER_TOKEN
 
 TokenCounter = Callable[[Message], int]
 
@@ -40,7 +43,6 @@ def estimate_message(message: Message) -> int:
     of a session each time a compaction is planned.
     """
     chars = 0
-    images = 0
     content = message.get("content")
     if isinstance(content, list):
         for block in content:
@@ -53,7 +55,7 @@ def estimate_message(message: Message) -> int:
                 if isinstance(text, str):
                     chars += len(text)
             elif btype == "image":
-                images += 1
+                chars += _IMAGE_CHARS
             elif btype == "thinking":
                 thinking = block.get("thinking")
                 if isinstance(thinking, str):
@@ -69,7 +71,7 @@ def estimate_message(message: Message) -> int:
         tool_calls = message["tool_calls"]
         if isinstance(tool_calls, list):
             chars += len(_encode(tool_calls))
-    return -(-chars // CHARS_PER_TOKEN) + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+    return -(-chars // CHARS_PER_TOKEN) + MESSAGE_OVERHEAD
 
 
 def estimate_text(text: str) -> int:
