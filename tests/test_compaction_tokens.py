@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 import tiktoken
 
@@ -79,3 +80,16 @@ def test_budget_verdicts_with_numbers() -> None:
         Budget(window=100, reserve=100)
     with pytest.raises(ValueError):
         Budget(window=100, threshold=0)
+
+
+def test_estimate_counts_a_block_of_unhashable_type_as_an_unknown_block() -> None:
+    block = {"type": ["toolCall"], "text": "x" * 40}
+    chars = len(msgspec.json.encode(block))
+    assert tokens.estimate_message({"role": "assistant", "content": [block]}) == \
+        -(-chars // tokens.CHARS_PER_TOKEN) + tokens.MESSAGE_OVERHEAD
+
+
+def test_images_add_their_tokens_after_the_text_is_rounded_up() -> None:
+    message = {"role": "user", "content": [text("x" * 401), image(), image()]}
+    assert tokens.estimate_message(message) == \
+        101 + 2 * tokens.IMAGE_TOKENS + tokens.MESSAGE_OVERHEAD

@@ -32,12 +32,30 @@ class Call(NamedTuple):
     where: tuple[str, int]  # ("content", block index) or ("tool_calls", index)
 
 
+# A named tuple's own constructor is a Python function around this C one.
+_new_call = tuple.__new__
+
+
 def first_string(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
     for key in keys:
         value = obj.get(key)
         if isinstance(value, str):
             return value
     return None
+
+
+def block_call(block: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
+    """The id, name and arguments of a content block typed as a call.
+
+    The one reading of that shape: `calls` uses it, and so can a walk over a message's
+    content that meets call blocks among the others and would not walk it twice.
+    """
+    cid = block.get("id")  # _ID_KEYS[0], where nearly every call has its id
+    if not isinstance(cid, str):
+        cid = first_string(block, _ID_KEYS)
+    name = block.get("name")
+    return (cid, name if isinstance(name, str) else None,
+            block.get("arguments", block.get("input")))
 
 
 def calls(message: Mapping[str, Any]) -> Iterator[Call]:
@@ -48,9 +66,7 @@ def calls(message: Mapping[str, Any]) -> Iterator[Call]:
     if isinstance(content, list):
         for i, block in enumerate(content):
             if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
-                args = block.get("arguments", block.get("input"))
-                yield Call(first_string(block, _ID_KEYS), _str(block.get("name")), args,
-                           ("content", i))
+                yield _new_call(Call, (*block_call(block), ("content", i)))
     tool_calls = message.get("tool_calls")
     if isinstance(tool_calls, list):
         for i, item in enumerate(tool_calls):
@@ -60,14 +76,42 @@ def calls(message: Mapping[str, Any]) -> Iterator[Call]:
             fn = function if isinstance(function, dict) else {}
             name = _str(fn.get("name", item.get("name")))
             args = fn.get("arguments", item.get("arguments"))
-            yield Call(first_string(item, _ID_KEYS), name, args, ("tool_calls", i))
+            yield _new_call(Call, (first_string(item, _ID_KEYS), name, args, ("tool_calls", i)))
+
+
+def call_ids(message: Mapping[str, Any]) -> list[str]:
+    """The ids of an assistant message's calls, in order, those without a string id left out.
+
+    What pairing questions need, read from the same places as `calls` without making a Call
+    for each: cheaper when every message of a long session is asked.
+    """
+    if message.get("role") != "assistant":
+        return []
+    ids: list[str] = []
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
+                cid = block.get("id")  # _ID_KEYS[0], where nearly every call has its id
+                if isinstance(cid, str) or (cid := first_string(block, _ID_KEYS)) is not None:
+                    ids.append(cid)
+    if "tool_calls" in message:  # rare: tested by membership, read only when there
+        tool_calls = message["tool_calls"]
+        if isinstance(tool_calls, list):
+            for item in tool_calls:
+                if isinstance(item, dict):
+                    cid = first_string(item, _ID_KEYS)
+                    if cid is not None:
+                        ids.append(cid)
+    return ids
 
 
 def result_id(message: Mapping[str, Any]) -> str | None:
     """The call id a tool result answers, or None for any other message."""
     if message.get("role") not in RESULT_ROLES:
         return None
-    return first_string(message, _RESULT_ID_KEYS)
+    rid = message.get("toolCallId")  # _RESULT_ID_KEYS[0], where nearly every result has it
+    return rid if isinstance(rid, str) else first_string(message, _RESULT_ID_KEYS)
 
 
 def is_result(message: Mapping[str, Any]) -> bool:

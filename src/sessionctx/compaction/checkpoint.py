@@ -107,10 +107,11 @@ def prepare(snapshot: Snapshot, settings: Settings,
         messages = build_context(snapshot.records, settings.build).messages
     p = plan(messages, keep_turns=settings.keep_turns, keep_tokens=settings.keep_tokens,
              force=settings.force, counter=settings.counter)
-    identifiers = required_identifiers(p.summarized, p.previous_summary,
+    summarized = p.summarized
+    identifiers = required_identifiers(summarized, p.previous_summary,
                                        limit=settings.max_identifiers)
     return Prepared(snapshot, p, identifiers,
-                    chunks(p.summarized, p.summarized_sizes, settings.chunk_tokens), settings)
+                    chunks(summarized, p.summarized_sizes, settings.chunk_tokens), settings)
 
 
 def summarize_audited(prepared: Prepared, summarizer: Summarizer

@@ -8,11 +8,12 @@ never where a call before it has its result after it, and never inside the activ
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sessionctx.compaction.tokens import TokenCounter, estimate_message
-from sessionctx.messages import Message, calls, result_id, text_of
+from sessionctx.messages import RESULT_ROLES, Message, call_ids, result_id, text_of
 
 PLANNER_VERSION = 1
 DEFAULT_KEEP_TURNS = 3
@@ -76,20 +77,19 @@ def valid_cuts(messages: Sequence[Message]) -> list[int]:
     a result after it. Index 0 (nothing summarized) is excluded.
 
     One pass: a result withdraws every candidate after the first call with its id."""
-    first_call: dict[str, int] = {}
+    first_call: dict[str | None, int] = {}  # None, the id of a result without one, never is
     cuts: list[int] = []
     for i, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":  # the only role that holds calls
-            for call in calls(message):
-                if call.id is not None:
-                    first_call.setdefault(call.id, i)
+            for cid in call_ids(message):
+                if cid not in first_call:
+                    first_call[cid] = i
         elif role == "user":
-            if i > 0:
+            if i:
                 cuts.append(i)
-        else:
-            rid = result_id(message)
-            start = first_call.get(rid) if rid is not None else None
+        elif role in RESULT_ROLES:
+            start = first_call.get(result_id(message))
             if start is not None:
                 while cuts and cuts[-1] > start:
                     cuts.pop()
@@ -107,9 +107,10 @@ def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
     msgs = list(messages)
     previous = summary_text(msgs[0]) if msgs and is_summary_message(msgs[0]) else None
     first_real = 1 if previous is not None else 0
-    sizes = [counter(m) for m in msgs]
+    sizes = list(map(counter, msgs))
     tokens_before = sum(sizes)
-    cuts = [c for c in valid_cuts(msgs) if c > first_real]
+    every = valid_cuts(msgs)
+    cuts = every[bisect_right(every, first_real):]  # ascending: those after first_real
     if not cuts:
         raise NothingToCompact("no turn starts after the first message: the whole context is "
                                "the active turn")
@@ -121,7 +122,8 @@ def plan(messages: Sequence[Message], *, keep_turns: int = DEFAULT_KEEP_TURNS,
     for i in range(len(msgs) - 1, -1, -1):
         kept += sizes[i]
         if kept >= keep_tokens:
-            token_cut = max((c for c in cuts if c <= i), default=0)
+            at = bisect_right(cuts, i)  # cuts ascend: the last one at or before i
+            token_cut = cuts[at - 1] if at else 0
             break
     cut = min(turn_cut, token_cut)
     forced = False

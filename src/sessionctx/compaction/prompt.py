@@ -6,12 +6,22 @@ the summarizer. The prompt asks for fixed sections, which the audit then checks.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
+from typing import Any
 
 import msgspec
 
 from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN
-from sessionctx.messages import Message, calls, is_result, result_id
+from sessionctx.messages import (
+    CALL_BLOCK_TYPES,
+    RESULT_ROLES,
+    Message,
+    block_call,
+    calls,
+    result_id,
+)
 
 SECTIONS = ("Decisions", "Pending user asks", "Open tasks", "Constraints", "Exact identifiers",
             "Tool outcomes", "Current state")
@@ -30,16 +40,21 @@ _RECORDS_TAG = "conversation_records"
 _encode = msgspec.json.encode
 
 
-_ESCAPED_CLOSE = (f"</{_RECORDS_TAG}", f"<\\/{_RECORDS_TAG}")
+_RECORDS_CLOSE = f"</{_RECORDS_TAG}"
+_ESCAPED_CLOSE = f"<\\/{_RECORDS_TAG}"
 
 
 def render_message(message: Message) -> str:
-    """One message as plain text for the summarizer: images as markers, thinking left out."""
-    parts: list[str] = []
+    """One message as plain text for the summarizer: images as markers, thinking left out.
+
+    One walk over the content renders its call blocks too (after the other blocks, as
+    `calls` orders them); only a message with a `tool_calls` list is read through `calls`.
+    """
+    role = message.get("role", "?")
+    called: list[str] | None = None
     content = message.get("content")
-    if isinstance(content, str):
-        parts.append(content)
-    elif isinstance(content, list):
+    if isinstance(content, list):
+        parts = []
         for block in content:
             if not isinstance(block, dict):
                 continue
@@ -50,33 +65,55 @@ def render_message(message: Message) -> str:
                     parts.append(text)
             elif btype == "image":
                 parts.append(f"[image: {block.get('mimeType') or block.get('mime_type') or '?'}]")
-    for call in calls(message):
-        parts.append(f"[tool call {call.name or '?'} id={call.id or '?'} "
-                     f"arguments={_encode(call.arguments).decode()}]")
-    if is_result(message):
-        status = "error" if message.get("isError") is True else "ok"
-        head = f"tool result {message.get('toolName') or '?'} id={result_id(message) or '?'} " \
-               f"status={status}"
+            elif role == "assistant" and btype in CALL_BLOCK_TYPES:
+                if called is None:
+                    called = []
+                called.append(_render_call(*block_call(block)))
+    elif isinstance(content, str):
+        parts = [content]
     else:
-        head = message.get("role", "?")
-    body = "\n".join(parts).replace(*_ESCAPED_CLOSE)
-    return f"--- {head}\n{body}"
+        parts = []
+    listed = role == "assistant" and "tool_calls" in message
+    if listed and isinstance(message["tool_calls"], list):
+        called = [_render_call(c.id, c.name, c.arguments) for c in calls(message)]
+    if called:
+        parts += called
+    body = "\n".join(parts)
+    if _RECORDS_CLOSE in body:
+        body = body.replace(_RECORDS_CLOSE, _ESCAPED_CLOSE)
+    if role in RESULT_ROLES:
+        status = "error" if message.get("isError") is True else "ok"
+        return f"--- tool result {message.get('toolName') or '?'} " \
+               f"id={result_id(message) or '?'} status={status}\n{body}"
+    return f"--- {role}\n{body}"
+
+
+def _render_call(call_id: str | None, name: str | None, arguments: Any) -> str:
+    return f"[tool call {name or '?'} id={call_id or '?'} arguments={_encode(arguments).decode()}]"
 
 
 def chunks(messages: Sequence[Message], sizes: Sequence[int],
            chunk_tokens: int) -> list[list[Message]]:
     """Consecutive groups of at most `chunk_tokens`, given each message's tokens (a bigger
-    single message is alone); 0 means one chunk."""
-    if chunk_tokens <= 0:
+    single message is alone); 0 means one chunk.
+
+    Each group's end is found by bisecting the running totals rather than by adding message
+    after message: a long session has a hundred thousand messages and only a few dozen groups.
+    Token counts are never negative, so the totals never fall.
+    """
+    if len(sizes) != len(messages):
+        raise ValueError("one size is needed for each message")
+    if chunk_tokens <= 0 or not messages:
         return [list(messages)]
-    out: list[list[Message]] = [[]]
-    size = 0
-    for message, tokens in zip(messages, sizes, strict=True):
-        if out[-1] and size + tokens > chunk_tokens:
-            out.append([])
-            size = 0
-        out[-1].append(message)
-        size += tokens
+    totals = list(accumulate(sizes))
+    out: list[list[Message]] = []
+    start = 0
+    done = 0  # the tokens of every message before `start`
+    while start < len(messages):
+        end = max(bisect_right(totals, done + chunk_tokens, start), start + 1)
+        out.append(list(messages[start:end]))
+        done = totals[end - 1]
+        start = end
     return out
 
 
@@ -106,7 +143,9 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
         "exactly these markdown headings, in this order:",
         headings,
     ]
-    records = [_bounded(render_message(m), max_record_chars) for m in summarized]
+    records = [render_message(m) for m in summarized]
+    if max_record_chars > 0 and records and max(map(len, records)) > max_record_chars:
+        records = [_bounded(r, max_record_chars) for r in records]
     seen = "\n".join([previous_summary or "", *records])
     present = [i for i in identifiers if i in seen]
     if present:

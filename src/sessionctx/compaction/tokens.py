@@ -20,24 +20,31 @@ from sessionctx.messages import Message
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1024
 MESSAGE_OVERHEAD = 4
+# An image counted as the characters of its fixed tokens: a whole number of tokens, so
+# rounding the characters up gives the same total as adding IMAGE_TOKENS after rounding.
+_IMAGE_CHARS = IMAGE_TOKENS * CHARS_PER_TOKEN
 
 TokenCounter = Callable[[Message], int]
 
 _encode = msgspec.json.encode
+# A tuple, not messages.CALL_BLOCK_TYPES: a block whose type is a list or a dict is then
+# counted as an unknown block instead of failing the set lookup.
+_CALL_TYPES = ("toolCall", "tool_use", "tool_call")
 
 
 class TokenizerUnavailable(RuntimeError):
     """The exact tokenizer cannot be used here (not installed, or its encoding not cached)."""
 
 
-def message_chars(message: Message) -> tuple[int, int]:
-    """The characters of a message that reach the model, and how many images it holds."""
+def estimate_message(message: Message) -> int:
+    """Characters that reach the model / 4, plus a fixed amount per image and per message.
+
+    One function without helpers, text blocks tested first: it runs once for every message
+    of a session each time a compaction is planned.
+    """
     chars = 0
-    images = 0
     content = message.get("content")
-    if isinstance(content, str):
-        chars += len(content)
-    elif isinstance(content, list):
+    if isinstance(content, list):
         for block in content:
             if not isinstance(block, dict):
                 chars += len(str(block))
@@ -45,26 +52,26 @@ def message_chars(message: Message) -> tuple[int, int]:
             btype = block.get("type")
             if btype == "text":
                 text = block.get("text")
-                chars += len(text) if isinstance(text, str) else 0
+                if isinstance(text, str):
+                    chars += len(text)
             elif btype == "image":
-                images += 1
+                chars += _IMAGE_CHARS
             elif btype == "thinking":
                 thinking = block.get("thinking")
-                chars += len(thinking) if isinstance(thinking, str) else 0
-            elif btype in ("toolCall", "tool_use", "tool_call"):
+                if isinstance(thinking, str):
+                    chars += len(thinking)
+            elif btype in _CALL_TYPES:
                 chars += len(str(block.get("name", "")))
                 chars += len(_encode(block.get("arguments", block.get("input"))))
             else:
                 chars += len(_encode(block))
-    tool_calls = message.get("tool_calls")
-    if isinstance(tool_calls, list):
-        chars += len(_encode(tool_calls))
-    return chars, images
-
-
-def estimate_message(message: Message) -> int:
-    chars, images = message_chars(message)
-    return -(-chars // CHARS_PER_TOKEN) + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+    elif isinstance(content, str):
+        chars = len(content)
+    if "tool_calls" in message:  # rare: tested by membership, read only when there
+        tool_calls = message["tool_calls"]
+        if isinstance(tool_calls, list):
+            chars += len(_encode(tool_calls))
+    return -(-chars // CHARS_PER_TOKEN) + MESSAGE_OVERHEAD
 
 
 def estimate_text(text: str) -> int:
@@ -153,7 +160,7 @@ def counter_for(encoding: Any) -> TokenCounter:
                     images += 1
                 elif btype == "thinking" and isinstance(block.get("thinking"), str):
                     parts.append(block["thinking"])
-                elif btype in ("toolCall", "tool_use", "tool_call"):
+                elif btype in _CALL_TYPES:
                     parts.append(str(block.get("name", "")))
                     parts.append(_encode(block.get("arguments", block.get("input"))).decode())
                 elif btype != "image":

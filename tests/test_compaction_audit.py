@@ -1,0 +1,47 @@
+"""Identifiers the summary must carry, found in the summarized text."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionctx.compaction import audit
+from sessionctx.compaction.audit import identifiers_in, required_identifiers
+
+PIECES = st.sampled_from([
+    "https://x.io/a?b=1", "/etc/hosts", "~/p/q.txt", "src/a.py", "a/b/c.tar.gz", "2024-01-02",
+    "123e4567-e89b-12d3-a456-426614174000", "deadbeef12", "cafe1234", "abcdef12", "12345678",
+    "ABCDEF12", "x", "-", "/", ".", ",", " ", "\n", "é", "word", "--flag", "a-b", "0f"])
+
+
+def plain_identifiers(text: str) -> list[str]:
+    """The rule, without shortcuts: every match of the pattern, trailing punctuation cut,
+    long enough, first appearance kept."""
+    found: dict[str, None] = {}
+    for match in audit._IDENTIFIER.finditer(text):
+        value = match.group(0).rstrip(audit._TRAILING)
+        if len(value) >= audit.MIN_IDENTIFIER_CHARS:
+            found.setdefault(value, None)
+    return list(found)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(PIECES, max_size=12).map("".join))
+def test_identifiers_are_every_match_of_the_pattern(text):
+    assert identifiers_in(text) == plain_identifiers(text)
+
+
+def test_text_without_a_slash_dash_or_hex_run_has_no_identifiers():
+    assert identifiers_in("Looking at it. x = 1\nFixed m0 py") == []
+    assert identifiers_in("see deadbeef1 and a/b.py") == ["deadbeef1", "a/b.py"]
+
+
+def test_required_identifiers_come_from_said_text_before_results():
+    said = {"role": "user", "content": [{"type": "text", "text": "fix src/a.py"}]}
+    called = {"role": "assistant", "content": [
+        {"type": "toolCall", "id": "c", "name": "bash", "arguments": {"cmd": "cat /etc/x.conf"}}]}
+    answered = {"role": "toolResult", "toolCallId": "c", "content": [
+        {"type": "text", "text": "see https://x.io/doc"}]}
+    assert required_identifiers([said, answered, called], "kept 2024-01-02") == [
+        "2024-01-02", "src/a.py", "/etc/x.conf", "https://x.io/doc"]
+    assert required_identifiers([said, answered, called], None, limit=1) == ["src/a.py"]
