@@ -79,13 +79,16 @@ def render_message(message: Message) -> str:
     if called:
         parts += called
     body = "\n".join(parts)
-    if _RECORDS_CLOSE in body:
-        body = body.replace(_RECORDS_CLOSE, _ESCAPED_CLOSE)
     if role in RESULT_ROLES:
         status = "error" if message.get("isError") is True else "ok"
-        return f"--- tool result {message.get('toolName') or '?'} " \
-               f"id={result_id(message) or '?'} status={status}\n{body}"
-    return f"--- {role}\n{body}"
+        record = f"--- tool result {message.get('toolName') or '?'} " \
+                 f"id={result_id(message) or '?'} status={status}\n{body}"
+    else:
+        record = f"--- {role}\n{body}"
+    # the head is stored data too: a tool name or id must not close the records either
+    if _RECORDS_CLOSE in record:
+        record = record.replace(_RECORDS_CLOSE, _ESCAPED_CLOSE)
+    return record
 
 
 def _render_call(call_id: str | None, name: str | None, arguments: Any) -> str:
