@@ -76,3 +76,24 @@ def test_usage_errors_exit_2(tmp_path) -> None:
     assert run("compact", str(tmp_path / "missing.jsonl"), "--dry-run").exit_code == 2
     assert run("restore", str(path), "--before", "nope").exit_code == 1
     assert run("budget", str(path), "--window", "100", "--reserve", "100").exit_code == 2
+
+
+def test_compact_restore_and_budget_name_a_bad_line_and_go_on(tmp_path) -> None:
+    # a line that cannot be read is reported with its file and line, never silently skipped
+    path = tmp_path / "s.jsonl"
+    write_session(path, history(0, 6))
+    lines = path.read_text().splitlines(keepends=True)
+    lines.insert(3, "{not json\n")
+    path.write_text("".join(lines))
+    for args in (("compact", str(path), "--dry-run", "--keep-turns", "2"),
+                 ("budget", str(path), "--window", "64000")):
+        out = run(*args)
+        assert out.exit_code in (0, 1), out.output
+        assert f"{path}:4" in out.stderr and "warning" in out.stderr, args
+    script = write_summarizer(tmp_path)
+    written = run("compact", str(path), "--summarizer", f"command:{sys.executable} {script}",
+                  "--keep-turns", "2", "--keep-tokens", "1", "--json")
+    assert written.exit_code == 0, written.output
+    assert f"{path}:4" in written.stderr
+    back = run("restore", str(path), "--before", json.loads(written.stdout)["id"])
+    assert back.exit_code == 0 and f"{path}:4" in back.stderr

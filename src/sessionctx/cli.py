@@ -549,11 +549,13 @@ def compact(path: str | None, store_url: str | None, session: str | None, spec: 
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--summarizer") from None
     try:
+        snapshot = target.snapshot()
+        _warn_problems(snapshot.problems)
         if summarizer is None:
-            prepared = cp.prepare(target.snapshot(), settings)
+            prepared = cp.prepare(snapshot, settings)
             _print_prepared(prepared, as_json)
             return
-        written = cp.compact(target, summarizer, settings)
+        written = cp.compact(target, summarizer, settings, snapshot=snapshot)
     except TargetError as exc:
         _fail(str(exc), 2)
     except (NothingToCompact, SummarizerError, cp.CompactionError, SessionChanged) as exc:
@@ -624,7 +626,9 @@ def restore(path: str | None, store_url: str | None, session: str | None, before
 
     target = _compaction_target(path, store_url, session)
     try:
-        written = cp.restore(target, before)
+        snapshot = target.snapshot()
+        _warn_problems(snapshot.problems)
+        written = cp.restore(target, before, snapshot=snapshot)
     except TargetError as exc:
         _fail(str(exc), 2)
     except (cp.CompactionError, SessionChanged) as exc:
@@ -670,9 +674,11 @@ def budget(path: str | None, store_url: str | None, session: str | None, window:
 
         target = _compaction_target(path, store_url, session)
         try:
-            messages = build_context(target.snapshot().records).messages
+            snapshot = target.snapshot()
         except TargetError as exc:
             _fail(str(exc), 2)
+        _warn_problems(snapshot.problems)
+        messages = build_context(snapshot.records).messages
     tokens = total(messages, counter)
     try:
         smallest = plan(messages, keep_turns=0, keep_tokens=0, force=True, counter=counter)

@@ -199,10 +199,12 @@ def find_checkpoint(records: list[Record], ref: str) -> int:
                           "or seq number)")
 
 
-def restore(target: Target, before: str, settings: Settings | None = None) -> Written:
-    """Append a checkpoint re-establishing the context as it was before checkpoint `before`."""
+def restore(target: Target, before: str, settings: Settings | None = None, *,
+            snapshot: Snapshot | None = None) -> Written:
+    """Append a checkpoint re-establishing the context as it was before checkpoint `before`;
+    `snapshot` may be passed when the caller has it."""
     settings = settings or Settings()
-    snapshot = target.snapshot()
+    snapshot = snapshot or target.snapshot()
     index = find_checkpoint(snapshot.records, before)
     earlier = build_context(snapshot.records[:index], settings.build).messages
     if not earlier:
