@@ -182,20 +182,19 @@ class _Reader:
             if role == "assistant":
                 self.calls = expect = []
                 answered = 0
-                blocks = self._assistant(m, i)
-                if i in self.reasoning or i in self.bound:
-                    self.settle.append(len(turns))
-                turn: Turn = ("assistant", blocks, i)
+                turn: Turn = ("assistant", self._assistant(m, i), i)
             else:
                 expect = []
                 if role == "system":
                     self.systems += 1
                 turn = ("system" if role == "system" else "user",
                         self._content(m.get("content"), i, None), i)
-            if turn[1] or not repair:
-                append(turn)
-            else:
+            if not turn[1] and repair:
                 _dropped(self.prep, turn)
+                continue
+            if i in self.reasoning or i in self.bound:
+                self.settle.append(len(turns))
+            append(turn)
         if answered < len(expect):
             self.regular = False
         return turns
