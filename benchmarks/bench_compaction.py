@@ -11,7 +11,8 @@ session and its own sync flushes only the record it appends.
 for its next request: plan, required identifiers, prompt, pair-check of the kept messages,
 the checkpoint record, its encoding and the locked, fsynced append. The summarizer is an
 in-process function, so no model or process time is counted. "whole pipeline" adds reading the
-file and the build itself.
+file and the build itself. The last line compares the compaction with the core build as
+`sessionctx build` runs it, reading the session file and folding its records.
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ def main() -> None:
              put_back))
         # Alone: reading the session leaves garbage that would fall on the next round's steps.
         [pipeline] = least((lambda: compact(target, Echo(), settings), put_back))
+        [stored] = least((lambda: build_context(target.snapshot().records), None))
     print(f"records: {n}, context messages: {len(messages)}")
     print(f"one core build:                    {build * 1000:8.1f} ms  "
           f"(least CPU time of {REPEATS} runs)")
@@ -111,6 +113,8 @@ def main() -> None:
           f"ratio {compaction / build:.2f} (goal <= 1.0)")
     print(f"whole pipeline (read+build+above): {pipeline * 1000:8.1f} ms  "
           f"ratio {pipeline / build:.2f}")
+    print(f"core build from the stored session (read + fold, as `sessionctx build` does it): "
+          f"{stored * 1000:.1f} ms; compaction over it: ratio {compaction / stored:.2f}")
 
 
 if __name__ == "__main__":
