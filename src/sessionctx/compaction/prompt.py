@@ -42,6 +42,9 @@ _encode = msgspec.json.encode
 
 _RECORDS_CLOSE = f"</{_RECORDS_TAG}"
 _ESCAPED_CLOSE = f"<\\/{_RECORDS_TAG}"
+# the previous summary was written from untrusted records: it must not end its tag either
+_PREVIOUS_CLOSE = "</previous_summary"
+_ESCAPED_PREVIOUS_CLOSE = "<\\/previous_summary"
 
 
 def render_message(message: Message) -> str:
@@ -155,7 +158,8 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
         lines += ["", "The summary must contain each of these identifiers exactly as written:"]
         lines += [f"- {i}" for i in present]
     index, count = part
-    lines += ["", "<previous_summary>", previous_summary or "None", "</previous_summary>", "",
+    previous = (previous_summary or "None").replace(_PREVIOUS_CLOSE, _ESCAPED_PREVIOUS_CLOSE)
+    lines += ["", "<previous_summary>", previous, "</previous_summary>", "",
               f'<{_RECORDS_TAG} chunk="{index}" total="{count}">']
     lines += records
     lines.append(f"</{_RECORDS_TAG}>")
