@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,3 +47,17 @@ def test_required_identifiers_come_from_said_text_before_results():
     assert required_identifiers([said, answered, called], "kept 2024-01-02") == [
         "2024-01-02", "src/a.py", "/etc/x.conf", "https://x.io/doc"]
     assert required_identifiers([said, answered, called], None, limit=1) == ["src/a.py"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(PIECES, max_size=12).map("".join) | st.text(max_size=40))
+def test_the_quick_test_agrees_with_its_pattern(text):
+    # marking hex digits (ASCII text) or the plain pattern (other text) finds exactly what
+    # the slash, dash or eight-hex-digit pattern finds
+    assert audit.may_hold_identifier(text) == bool(re.search(r"[/-]|[0-9a-f]{8}", text))
+
+
+def test_call_arguments_are_read_as_json_dumps_writes_them():
+    called = {"role": "assistant", "content": [
+        {"type": "toolCall", "id": "c", "name": "x", "arguments": {"p": "é/ü.txt", "n": [1]}}]}
+    assert required_identifiers([called], None) == ["é/ü.txt"]

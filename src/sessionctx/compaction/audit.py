@@ -28,13 +28,27 @@ _IDENTIFIER = re.compile(
     r"|(?P<hex>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,64}\b)")
 _TRAILING = ".,;:!?"
 # Every identifier holds a slash, a dash or eight hex digits in a row: a text with none of
-# them is passed over by this plain search instead of the costly alternation above.
-_MAY_HOLD_ONE = re.compile(r"[/-]|[0-9a-f]{8}")
+# them is passed over without the costly alternation above. Slashes and dashes are found by
+# plain substring search; a run of hex digits, in ASCII text, by marking every hex digit and
+# searching for eight marks, which costs far less than a regular expression over the text.
+_HEX_RUN = re.compile(r"[0-9a-f]{8}")
+_HEX_MARKS = {c: "h" if chr(c) in "0123456789abcdef" else "." for c in range(128)}
+_EIGHT_MARKS = "h" * 8
+# Call arguments as json.dumps writes them, without making an encoder for every call.
+_arguments_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def may_hold_identifier(text: str) -> bool:
+    if "/" in text or "-" in text:
+        return True
+    if text.isascii():
+        return _EIGHT_MARKS in text.translate(_HEX_MARKS)
+    return _HEX_RUN.search(text) is not None
 
 
 def identifiers_in(text: str) -> list[str]:
     """Identifiers in `text`, in order of first appearance, without duplicates."""
-    if not _MAY_HOLD_ONE.search(text):
+    if not may_hold_identifier(text):
         return []
     seen: dict[str, None] = {}
     for match in _IDENTIFIER.finditer(text):
@@ -53,17 +67,18 @@ def required_identifiers(summarized: Sequence[Message], previous_summary: str | 
         for message in summarized:
             if not is_result(message):
                 yield text_of(message.get("content"))
-                for c in calls(message):
-                    yield json.dumps(c.arguments, ensure_ascii=False)
+                if message.get("role") == "assistant":
+                    for c in calls(message):
+                        yield _arguments_json(c.arguments)
 
     def results() -> Iterator[str]:
         for message in summarized:
             if is_result(message):
                 yield text_of(message.get("content"))
 
-    out: dict[str, None] = {}
     if limit <= 0:
         return []
+    out: dict[str, None] = {}
     for text in itertools.chain(said(), results()):
         for ident in identifiers_in(text):
             out.setdefault(ident, None)
