@@ -6,7 +6,7 @@ Run: .venv/bin/python benchmarks/instructions.py STEP [repair-heavy|clean] [mess
 STEP is `core` (the fold of the synthetic session's records) or a provider name (its request
 body built from that session's context), on the synthetic 10k-message session of
 bench_providers.py. Needs valgrind. The step runs 0 and then 2 times under callgrind after the
-same setup; half the difference is one run.
+same setup, with a fixed hash seed; half the difference is one run.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def child(step: str, repairs: bool, n: int, runs: int) -> None:
 
 
 def count(args: list[str], runs: int) -> int:
-    env = dict(os.environ, **{_CHILD: str(runs)})
+    env = dict(os.environ, **{_CHILD: str(runs), "PYTHONHASHSEED": "0"})
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
          __file__, *args], env=env, capture_output=True, text=True, check=True)
