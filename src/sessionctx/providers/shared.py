@@ -158,11 +158,10 @@ class _Reader:
         for i, m in enumerate(messages):
             role = m.get("role")
             if role == "toolResult" or role == "tool":
-                result = self._result(m, i)
+                result, paired = self._result(m, i)
                 if not repair:
                     append(("user", [result], i))
-                elif answered < len(expect) and result["id"] == expect[answered] and \
-                        self.results.get(result["id"], (0, None))[1] is result:
+                elif paired and answered < len(expect) and result["id"] == expect[answered]:
                     answered += 1
                     if not result["content"]:
                         mark_empty_output(self.prep, result, i)
@@ -378,7 +377,8 @@ class _Reader:
         self.used.add(wire)
         return wire
 
-    def _result(self, message: Message, i: int) -> Block:
+    def _result(self, message: Message, i: int) -> tuple[Block, bool]:
+        """The result, and whether it answers an open call (its id then the call's)."""
         rid = message.get("toolCallId")
         if not isinstance(rid, str) or "|" in rid:
             rid, _ = split_id(first_string(message, _RESULT_ID_KEYS))
@@ -388,10 +388,11 @@ class _Reader:
                          "isError": bool(message.get("isError")), "content": None}
         result["content"] = self._content(message.get("content"), i, result)
         queue = self.open_calls.get(rid) if self.repair and rid is not None else None
-        if queue:  # the earliest open call of this id
-            result["id"] = wire = queue.pop(0)
-            self.results[wire] = (i, result)
-        return result
+        if not queue:
+            return result, False
+        result["id"] = wire = queue.pop(0)  # the earliest open call of this id
+        self.results[wire] = (i, result)
+        return result, True
 
 
 def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:
