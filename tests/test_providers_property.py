@@ -185,3 +185,69 @@ def test_a_history_with_results_in_place_takes_the_short_path() -> None:
     body = json.loads(_built(messages, "anthropic")[0])
     assert body["messages"][1]["content"][0]["type"] == "thinking"  # same model: replayed
     assert body["messages"][2]["content"][0]["content"][0]["text"] == shared.EMPTY_OUTPUT
+
+
+@st.composite
+def tolerated(draw: st.DrawFn, message: Msg) -> Msg:
+    """`message` in one of the other shapes stored histories use for the same thing."""
+    message = copy.deepcopy(message)
+    content = message.get("content")
+    role = message["role"]
+    if role == "assistant" and isinstance(content, list):
+        calls = [b for b in content if b.get("type") == "toolCall"]
+        how = draw(st.sampled_from(["as stored", "tool_use", "tool_call", "tool_calls",
+                                    "signed"]))
+        if calls and how == "tool_calls":
+            message["content"] = [b for b in content if b.get("type") != "toolCall"]
+            message["tool_calls"] = [{"id": b["id"], "type": "function", "function": {
+                "name": b["name"], "arguments": b["arguments"]}} for b in calls]
+        for b in calls:
+            if how == "tool_use":
+                b["type"] = "tool_use"
+                b["input"] = b.pop("arguments")
+            elif how == "tool_call":
+                b["type"] = "tool_call"
+            elif how == "signed":
+                b["thoughtSignature"] = "gsig"
+    elif role == "toolResult" and isinstance(content, list):
+        if draw(st.booleans()):
+            message["role"] = "tool"
+            message["tool_call_id"] = message.pop("toolCallId")
+        if draw(st.booleans()):
+            texts = [b["text"] for b in content if b.get("type") == "text"]
+            if len(texts) == len(content):
+                message["content"] = "".join(texts)
+    if isinstance(message.get("content"), list):
+        for b in message["content"]:
+            if b.get("type") == "image" and draw(st.booleans()):
+                b["mime_type"] = b.pop("mimeType")
+    return message
+
+
+@st.composite
+def tolerant_history(draw: st.DrawFn) -> list[Msg]:
+    out = [draw(tolerated(m)) for m in draw(history())]
+    if out and draw(st.integers(0, 4)) == 0:  # a result stored twice, or one with no call
+        results = [m for m in out if m["role"] in ("toolResult", "tool")]
+        out.append(copy.deepcopy(draw(st.sampled_from(results))) if results else
+                   {"role": "toolResult", "toolCallId": "nobody", "content": "late"})
+    return out
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tolerant_history())
+def test_tolerated_shapes_give_valid_bodies_by_either_path(messages: list[Msg]) -> None:
+    # the other shapes of calls, results and images: valid for every provider and its SDK,
+    # the stored messages untouched, the short path in agreement with full placement
+    before = copy.deepcopy(messages)
+    ctx = build_context(recs(*messages))
+    for provider in PROVIDERS:
+        for body in (build_request(ctx, provider).body,
+                     build_from_messages(messages, None, provider).body):
+            assert validate(body, provider) == [], (provider, messages)
+            sdk_check(provider, body)
+        short = _built(messages, provider)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(shared._Reader, "read", _read_as_irregular)
+            assert _built(messages, provider) == short, provider
+    assert messages == before
