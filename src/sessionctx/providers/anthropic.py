@@ -40,18 +40,14 @@ def _blocks(blocks: list[Block]) -> list[dict[str, Any]]:
 
 
 def _block(block: Block) -> dict[str, Any]:
+    """Every block but text and calls, which `_blocks` maps itself."""
     kind = block["type"]
-    if kind == "toolCall":
-        return {"type": "tool_use", "id": block["id"], "name": block["name"],
-                "input": block["arguments"]}
     if kind == RESULT:
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block["id"],
                                "content": _blocks(block["content"])}
         if block["isError"]:
             out["is_error"] = True
         return out
-    if kind == "text":
-        return {"type": "text", "text": block["text"]}
     if kind == "image":
         return {"type": "image", "source": {"type": "base64", "media_type": block["mimeType"],
                                             "data": block["data"]}}

@@ -41,18 +41,14 @@ def _blocks(blocks: list[Block], cap: Capability) -> list[dict[str, Any]]:
 
 
 def _block(block: Block, cap: Capability) -> dict[str, Any]:
+    """Every block but text and calls, which `_blocks` maps itself."""
     kind = block["type"]
-    if kind == "toolCall":
-        return {"toolUse": {"toolUseId": block["id"], "name": block["name"],
-                            "input": block["arguments"]}}
     if kind == RESULT:
         out: dict[str, Any] = {"toolUseId": block["id"],
                                "content": _blocks(block["content"], cap)}
         if block["isError"]:
             out["status"] = "error"
         return {"toolResult": out}
-    if kind == "text":
-        return {"text": block["text"]}
     if kind == "image":
         mime = block["mimeType"]
         return {"image": {"format": FORMATS.get(mime, mime), "source": {"bytes": block["data"]}}}
