@@ -15,8 +15,8 @@ Message = dict[str, Any]
 MODEL_ROLES = frozenset({"user", "assistant", "toolResult", "tool", "system"})
 RESULT_ROLES = frozenset({"toolResult", "tool"})
 CALL_BLOCK_TYPES = frozenset({"toolCall", "tool_use", "tool_call"})
-_ID_KEYS = ("id", "toolCallId", "tool_call_id")
-_RESULT_ID_KEYS = ("toolCallId", "tool_call_id")
+ID_KEYS = ("id", "toolCallId", "tool_call_id")
+RESULT_ID_KEYS = ("toolCallId", "tool_call_id")
 
 
 class Call(NamedTuple):
@@ -50,9 +50,9 @@ def block_call(block: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
     The one reading of that shape: `calls` uses it, and so can a walk over a message's
     content that meets call blocks among the others and would not walk it twice.
     """
-    cid = block.get("id")  # _ID_KEYS[0], where nearly every call has its id
+    cid = block.get("id")  # ID_KEYS[0], where nearly every call has its id
     if not isinstance(cid, str):
-        cid = first_string(block, _ID_KEYS)
+        cid = first_string(block, ID_KEYS)
     name = block.get("name")
     return (cid, name if isinstance(name, str) else None,
             block.get("arguments", block.get("input")))
@@ -76,7 +76,7 @@ def calls(message: Mapping[str, Any]) -> Iterator[Call]:
             fn = function if isinstance(function, dict) else {}
             name = _str(fn.get("name", item.get("name")))
             args = fn.get("arguments", item.get("arguments"))
-            yield _new_call(Call, (first_string(item, _ID_KEYS), name, args, ("tool_calls", i)))
+            yield _new_call(Call, (first_string(item, ID_KEYS), name, args, ("tool_calls", i)))
 
 
 def call_ids(message: Mapping[str, Any]) -> list[str]:
@@ -92,15 +92,15 @@ def call_ids(message: Mapping[str, Any]) -> list[str]:
     if isinstance(content, list):
         for block in content:
             if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
-                cid = block.get("id")  # _ID_KEYS[0], where nearly every call has its id
-                if isinstance(cid, str) or (cid := first_string(block, _ID_KEYS)) is not None:
+                cid = block.get("id")  # ID_KEYS[0], where nearly every call has its id
+                if isinstance(cid, str) or (cid := first_string(block, ID_KEYS)) is not None:
                     ids.append(cid)
     if "tool_calls" in message:  # rare: tested by membership, read only when there
         tool_calls = message["tool_calls"]
         if isinstance(tool_calls, list):
             for item in tool_calls:
                 if isinstance(item, dict):
-                    cid = first_string(item, _ID_KEYS)
+                    cid = first_string(item, ID_KEYS)
                     if cid is not None:
                         ids.append(cid)
     return ids
@@ -110,8 +110,8 @@ def result_id(message: Mapping[str, Any]) -> str | None:
     """The call id a tool result answers, or None for any other message."""
     if message.get("role") not in RESULT_ROLES:
         return None
-    rid = message.get("toolCallId")  # _RESULT_ID_KEYS[0], where nearly every result has it
-    return rid if isinstance(rid, str) else first_string(message, _RESULT_ID_KEYS)
+    rid = message.get("toolCallId")  # RESULT_ID_KEYS[0], where nearly every result has it
+    return rid if isinstance(rid, str) else first_string(message, RESULT_ID_KEYS)
 
 
 def is_result(message: Mapping[str, Any]) -> bool:
@@ -143,7 +143,7 @@ def has_substance(message: Mapping[str, Any]) -> bool:
         return True
     content = message.get("content")
     if isinstance(content, str):
-        return not _blank(content)
+        return not is_blank(content)
     if isinstance(content, list):
         for block in content:
             if not isinstance(block, dict):
@@ -153,12 +153,12 @@ def has_substance(message: Mapping[str, Any]) -> bool:
                 return True
             else:
                 text = block.get("text")
-                if isinstance(text, str) and not _blank(text):
+                if isinstance(text, str) and not is_blank(text):
                     return True
     return False
 
 
-def _blank(text: str) -> bool:
+def is_blank(text: str) -> bool:
     """Whether `text.strip()` is empty, without copying a long text to find out."""
     return not text or text.isspace()
 

@@ -25,7 +25,14 @@ from typing import Any
 import msgspec
 
 from sessionctx.changes import Change, Source
-from sessionctx.messages import CALL_BLOCK_TYPES, Message, first_string
+from sessionctx.messages import (
+    CALL_BLOCK_TYPES,
+    ID_KEYS,
+    RESULT_ID_KEYS,
+    Message,
+    first_string,
+    is_blank,
+)
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
 
@@ -70,9 +77,6 @@ RESULT = "toolResult"  # {"type", "id", "name", "isError", "content"}
 RAW = "raw"  # {"type", "block"}: a stored block passed through unread (only without repairs)
 ITEM_ID = "_sessionctx_item_id"  # on a toolCall block: the Responses item id split from its id
 
-_ID_KEYS = ("id", "toolCallId", "tool_call_id")
-_RESULT_ID_KEYS = ("toolCallId", "tool_call_id")
-
 
 @dataclass(slots=True)
 class Prepared:
@@ -107,10 +111,6 @@ def split_id(raw: str | None) -> tuple[str | None, str | None]:
 
 def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _blank(text: str) -> bool:
-    return not text or text.isspace()
 
 
 class _Reader:
@@ -255,7 +255,7 @@ class _Reader:
                 if other is not None:
                     out.append(other)
             elif isinstance(block, str):
-                if repair and _blank(block):
+                if repair and is_blank(block):
                     blank += 1
                 else:
                     out.append({"type": "text", "text": block})
@@ -295,7 +295,7 @@ class _Reader:
         call_id = block.get("id")
         item_id = None
         if not isinstance(call_id, str) or "|" in call_id:
-            call_id, item_id = split_id(first_string(block, _ID_KEYS))
+            call_id, item_id = split_id(first_string(block, ID_KEYS))
             canonical = False
             if item_id is not None:
                 self.bound.add(i)
@@ -381,7 +381,7 @@ class _Reader:
         """The result, and whether it answers an open call (its id then the call's)."""
         rid = message.get("toolCallId")
         if not isinstance(rid, str) or "|" in rid:
-            rid, _ = split_id(first_string(message, _RESULT_ID_KEYS))
+            rid, _ = split_id(first_string(message, RESULT_ID_KEYS))
         name = message["toolName"] if "toolName" in message else message.get("name")
         result: Block = {"type": RESULT, "id": rid,
                          "name": name if isinstance(name, str) else None,
