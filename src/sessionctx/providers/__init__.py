@@ -63,7 +63,9 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
     with paused_gc():  # a body is a large acyclic tree, like the context it comes from
         prep = prepare(messages, sources, cap, chosen, policy, system, repair)
         body: dict[str, Any] = module.render(prep, cap)
-    return Request(body, prep.changes, provider, chosen)
+        changes = prep.changes
+        del prep  # the turns go before the collector runs again, so it never scans them
+    return Request(body, changes, provider, chosen)
 
 
 def naive_request(messages: list[Message], provider: str, model: str | None = None,
