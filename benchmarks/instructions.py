@@ -3,7 +3,8 @@ does not move, to compare two versions of the code when CPU times are too noisy 
 
 Run: .venv/bin/python benchmarks/instructions.py STEP [repair-heavy|clean] [messages]
 
-STEP is `core` (the fold of the synthetic session's records) or a provider name (its request
+STEP is `core` (the fold of the synthetic session's records), `core-read` (the session read
+from its JSONL file and folded, as `sessionctx build` does) or a provider name (its request
 body built from that session's context), on the synthetic 10k-message session of
 bench_providers.py. Needs valgrind. The step runs 0 and then 2 times under callgrind after the
 same setup, with a fixed hash seed; half the difference is one run.
@@ -21,15 +22,24 @@ _CHILD = "SESSIONCTX_INSTRUCTIONS_RUNS"
 
 def child(step: str, repairs: bool, n: int, runs: int) -> None:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import json
+    import tempfile
+
     from benchmarks.bench_providers import synthetic
     from sessionctx.context import build_context
     from sessionctx.providers import build_request
+    from sessionctx.records import read_path
 
     records = synthetic(n, repairs)
     context = build_context(records)
+    path = os.path.join(tempfile.mkdtemp(), "session.jsonl")
+    with open(path, "w") as f:
+        f.writelines(json.dumps(r.data) + "\n" for r in records)
     for _ in range(runs):
         if step == "core":
             build_context(records)
+        elif step == "core-read":
+            build_context(read_path(path).records)
         else:
             build_request(context, step).changes  # noqa: B018 - the change log is part of it
 
