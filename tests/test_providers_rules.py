@@ -493,6 +493,73 @@ def test_unsupported_image_type_becomes_note() -> None:
     assert shared.IMAGE_OMITTED in kinds
 
 
+# ---------------------------------------------------------------- failed tool results
+
+FAILED = (user("go"), assistant(call("a")), result("a", "permission denied", isError=True))
+
+
+def test_error_flag_kept_where_the_wire_has_one() -> None:
+    body, kinds = build("anthropic", *FAILED)
+    assert body["messages"][2]["content"][0]["is_error"] is True
+    body, kinds2 = build("gemini", *FAILED)
+    assert "error" in body["contents"][2]["parts"][0]["functionResponse"]["response"]
+    body, kinds3 = build("bedrock", *FAILED)
+    assert body["messages"][2]["content"][0]["toolResult"]["status"] == "error"
+    assert shared.ERROR_AS_TEXT not in kinds + kinds2 + kinds3
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "openai-responses"])
+def test_openai_failed_result_says_so_in_its_text(provider: str) -> None:
+    # Chat tool messages and Responses function_call_output items have no error field: sent
+    # as stored, the model could not tell a failed call from one that succeeded.
+    body, kinds = build(provider, *FAILED)
+    if provider == "openai-chat":
+        output = body["messages"][2]["content"]
+    else:
+        output = body["input"][2]["output"]
+    texts = [output] if isinstance(output, str) else [p["text"] for p in output]
+    joined = "\n".join(texts)
+    assert joined.startswith(shared.ERROR_NOTE) and "permission denied" in joined
+    assert kinds.count(shared.ERROR_AS_TEXT) == 1
+    ok, ok_kinds = build(provider, user("go"), assistant(call("a")), result("a", "fine"))
+    assert shared.ERROR_NOTE not in json.dumps(ok) and shared.ERROR_AS_TEXT not in ok_kinds
+
+
+def test_failed_result_with_no_output_is_not_marked_empty() -> None:
+    body, kinds = build("openai-chat", user("go"), assistant(call("a")),
+                        {**result("a", "x", isError=True), "content": []})
+    assert shared.ERROR_NOTE in json.dumps(body["messages"][2])
+    assert shared.EMPTY_OUTPUT_MARKED not in kinds
+
+
+def test_bedrock_status_only_for_claude_and_nova() -> None:
+    # prevents: toolResult.status, "only supported by Amazon Nova and Anthropic Claude models"
+    sent = {"messages": [
+        {"role": "user", "content": [{"text": "go"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "bash",
+                                                       "input": {}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "a", "status": "error",
+                                                     "content": [{"text": "denied"}]}}]}]}
+    assert "status" in validate(sent, "bedrock", "meta.llama3-70b-instruct-v1:0")[0].message
+    assert validate(sent, "bedrock", "eu.anthropic.claude-sonnet-4-5") == []
+    for model in ("anthropic.claude-opus-4-8", "eu.anthropic.claude-sonnet-4-5",
+                  "amazon.nova-pro-v1:0", "us.amazon.nova-lite-v1:0"):
+        body, kinds = build("bedrock", *FAILED, model=model)
+        assert body["messages"][2]["content"][0]["toolResult"]["status"] == "error", model
+        assert shared.ERROR_AS_TEXT not in kinds
+    body, kinds = build("bedrock", *FAILED, model="meta.llama3-70b-instruct-v1:0")
+    out = body["messages"][2]["content"][0]["toolResult"]
+    assert "status" not in out
+    assert out["content"][0] == {"text": shared.ERROR_NOTE}
+    assert shared.ERROR_AS_TEXT in kinds
+
+
+def test_naive_body_sends_error_results_as_stored() -> None:
+    ctx = build_context(recs(*FAILED))
+    body = naive_request(ctx.messages, "openai-chat").body
+    assert shared.ERROR_NOTE not in json.dumps(body)
+
+
 # ---------------------------------------------------------------- capability table
 
 def test_model_picks_the_capability_row() -> None:
@@ -501,6 +568,11 @@ def test_model_picks_the_capability_row() -> None:
     assert not capability("anthropic", "claude-sonnet-4-5")[0].mid_system
     assert capability("gemini", "gemini-2.5-flash")[0].call_signature_required is False
     assert capability("bedrock", "amazon.nova-pro")[0].reasoning_signature is False
+    # a cross-region inference profile id picks its model's row
+    for model in ("us.anthropic.claude-opus-4-8", "eu.anthropic.claude-sonnet-4-5",
+                  "global.anthropic.claude-opus-4-8", "apac.anthropic.claude-3-7-sonnet"):
+        assert capability("bedrock", model)[0].family == "anthropic.claude", model
+    assert capability("bedrock", "meta.llama3-70b-instruct-v1:0")[0].family == ""
     assert capability("openai-chat")[0].id_max_len == 40
     with pytest.raises(ValueError, match="unknown provider"):
         capability("nope")

@@ -46,7 +46,7 @@ def _block(block: Block, cap: Capability) -> dict[str, Any]:
     if kind == RESULT:
         out: dict[str, Any] = {"toolUseId": block["id"],
                                "content": _blocks(block["content"], cap)}
-        if block["isError"]:
+        if block["isError"] and cap.error_flag:
             out["status"] = "error"
         return {"toolResult": out}
     if kind == "image":
@@ -133,6 +133,9 @@ def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re
         if not isinstance(value.get("input"), dict):
             out.append(Violation(f"{path}.input", "input must be a JSON object"))
     elif key == "toolResult":
+        if "status" in value and not cap.error_flag:
+            out.append(Violation(f"{path}.status", "status is only supported by Amazon Nova "
+                                 "and Anthropic Claude models"))
         inner = value.get("content")
         if not inner:
             out.append(Violation(path, "The content field at toolResult cannot be empty"))

@@ -6,6 +6,7 @@ provider has a default model, so `--model` is optional. Sources: provider-rules.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 ANTHROPIC = "anthropic"
@@ -43,6 +44,9 @@ class Capability:
     image_types: frozenset[str] = IMAGE_TYPES
     # images in an assistant (model) message; only Gemini models produce and take them back
     assistant_images: bool = False
+    # the wire says a tool result is an error (Anthropic is_error, Gemini's error key, Bedrock's
+    # status for Claude and Nova); elsewhere the result's text has to say it
+    error_flag: bool = True
 
 
 _ANT_APIS = frozenset({"anthropic-messages"})
@@ -57,8 +61,8 @@ _ROWS = (
                thinking_apis=_ANT_APIS, mid_system=True),
     Capability(ANTHROPIC, "claude-opus-5", "claude-opus-5", max_images=600, max_image_px=8000,
                many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS, mid_system=True),
-    Capability(OPENAI_CHAT, "", "gpt-5.1", id_max_len=40),
-    Capability(OPENAI_RESPONSES, "", "gpt-5.1",
+    Capability(OPENAI_CHAT, "", "gpt-5.1", id_max_len=40, error_flag=False),
+    Capability(OPENAI_RESPONSES, "", "gpt-5.1", error_flag=False,
                thinking_apis=frozenset({"openai-responses", "openai-codex-responses"})),
     Capability(GEMINI, "", "gemini-3-pro", max_images=3000, image_types=_GEMINI_IMAGES,
                thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
@@ -66,13 +70,16 @@ _ROWS = (
     Capability(GEMINI, "gemini-2", "gemini-2.5-pro", max_images=3000, image_types=_GEMINI_IMAGES,
                thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
                assistant_images=True),
+    # Bedrock rows are matched without the cross-region prefix of an inference profile id
     Capability(BEDROCK, "", "anthropic.claude-opus-4-8", max_images=20, max_image_px=8000,
-               thinking_apis=_BEDROCK_APIS, reasoning_signature=False),
+               thinking_apis=_BEDROCK_APIS, reasoning_signature=False, error_flag=False),
     Capability(BEDROCK, "anthropic.claude", "anthropic.claude-opus-4-8", max_images=20,
                max_image_px=8000, thinking_apis=_BEDROCK_APIS),
-    Capability(BEDROCK, "us.anthropic.claude", "us.anthropic.claude-opus-4-8", max_images=20,
-               max_image_px=8000, thinking_apis=_BEDROCK_APIS),
+    Capability(BEDROCK, "amazon.nova", "amazon.nova-pro-v1:0", max_images=20,
+               max_image_px=8000, thinking_apis=_BEDROCK_APIS, reasoning_signature=False),
 )
+# us.anthropic.claude-..., global.amazon.nova-...: a cross-region inference profile of a model
+_BEDROCK_REGION = re.compile(r"^(?:us|us-gov|eu|apac|jp|au|ca|global)\.")
 
 DEFAULT_MODELS = {ANTHROPIC: "claude-opus-4-8", OPENAI_CHAT: "gpt-5.1",
                   OPENAI_RESPONSES: "gpt-5.1", GEMINI: "gemini-3-pro",
@@ -84,8 +91,9 @@ def capability(provider: str, model: str | None = None) -> tuple[Capability, str
     if provider not in PROVIDERS:
         raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
     chosen = model or DEFAULT_MODELS[provider]
+    family = _BEDROCK_REGION.sub("", chosen) if provider == BEDROCK else chosen
     own = [r for r in _ROWS if r.provider == provider]
-    rows = [r for r in own if chosen.startswith(r.family)]
+    rows = [r for r in own if family.startswith(r.family)]
     if not rows:
         return min(own, key=lambda r: len(r.family)), chosen
     return max(rows, key=lambda r: len(r.family)), chosen

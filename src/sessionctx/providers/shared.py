@@ -65,9 +65,11 @@ EMPTY_TURN_DROPPED = "empty_turn_dropped"
 UNSUPPORTED_BLOCK = "unsupported_block_dropped"
 TOOL_IMAGES_MOVED = "tool_result_images_moved"
 CALL_SIGNATURE_ADDED = "call_signature_placeholder_added"
+ERROR_AS_TEXT = "tool_error_as_text"
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 EMPTY_OUTPUT = "(no output)"
+ERROR_NOTE = "(the tool reported an error)"
 CONTINUED = "(continued from earlier context)"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -386,7 +388,13 @@ class _Reader:
         result: Block = {"type": RESULT, "id": rid,
                          "name": name if isinstance(name, str) else None,
                          "isError": bool(message.get("isError")), "content": None}
-        result["content"] = self._content(message.get("content"), i, result)
+        content = self._content(message.get("content"), i, result)
+        if result["isError"] and not self.cap.error_flag and self.repair:
+            content = [{"type": "text", "text": ERROR_NOTE}, *content]
+            self.prep.log(ERROR_AS_TEXT, f"{self.cap.provider}/{self.cap.family or 'default'} "
+                          "has no field for a failed tool result; its text says so", i,
+                          id=rid)
+        result["content"] = content
         queue = self.open_calls.get(rid) if self.repair and rid is not None else None
         if not queue:
             return result, False
