@@ -1,0 +1,36 @@
+"""The README's library examples run as written, on a real session."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.test_compaction_checkpoint import write_summarizer
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+
+
+def test_readme_library_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = python_blocks()
+    assert len(blocks) >= 3
+    session = tmp_path / "session.jsonl"
+    shutil.copyfile(FIXTURES / "pi" / "large-session.jsonl", session)
+    session.chmod(0o644)
+    before = session.stat().st_size
+    script = write_summarizer(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        code = block.replace("my-summarizer --stdin", f"{sys.executable} {script}")
+        exec(compile(code, str(README), "exec"), namespace)  # noqa: S102 - the README's own code
+    assert namespace["written"].record["type"] == "compaction"  # type: ignore[attr-defined]
+    assert session.stat().st_size > before
