@@ -31,6 +31,6 @@ def test_readme_library_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
     namespace: dict[str, object] = {}
     for block in blocks:
         code = block.replace("my-summarizer --stdin", f"{sys.executable} {script}")
-        exec(compile(code, str(README), "exec"), namespace)  # noqa: S102 - the README's own code
+        exec(compile(code, str(README), "exec"), namespace)  # the README's own code
     assert namespace["written"].record["type"] == "compaction"  # type: ignore[attr-defined]
     assert session.stat().st_size > before
