@@ -179,9 +179,13 @@ def test_a_history_with_results_in_place_takes_the_short_path() -> None:
                     {"type": "toolCall", "id": "a", "name": "bash", "arguments": {}}],
                  "api": "anthropic-messages", "model": "claude-opus-4-8"},
                 {"role": "toolResult", "toolCallId": "a", "content": []}]
-    reader = shared._Reader(shared.Prepared([], []), capability("anthropic")[0], True)
+    cap, model = capability("anthropic")
+    reader = shared._Reader(shared.Prepared([], []), cap, True, model)
     reader.read(messages)
     assert reader.regular and reader.settle == [1]
+    foreign = shared._Reader(shared.Prepared([], []), cap, True, "claude-opus-5")
+    foreign.read(messages)  # reasoning another model wrote is dropped as it is read
+    assert foreign.regular and foreign.settle == []
     body = json.loads(_built(messages, "anthropic")[0])
     assert body["messages"][1]["content"][0]["type"] == "thinking"  # same model: replayed
     assert body["messages"][2]["content"][0]["content"][0]["text"] == shared.EMPTY_OUTPUT

@@ -119,15 +119,22 @@ class _Reader:
     """Reads messages into turns in one walk over every block.
 
     With `repair`, each block is repaired on the way and each result that answers an open call
-    is indexed under the id its call goes out with, so placing results needs no search. Turns
-    with reasoning or with calls bound to it are noted for the placement pass, which alone
-    knows which calls survive. Images are always copied, so later passes may rewrite them.
+    is indexed under the id its call goes out with, so placing results needs no search. An
+    assistant message from another API or model can replay nothing: its reasoning, item ids and
+    thought signatures go as they are read. Turns with reasoning of the target model, or with
+    calls bound to it, are noted for the placement pass, which alone knows which calls survive.
+    Images are always copied, so later passes may rewrite them.
     """
 
-    def __init__(self, prep: Prepared, cap: Capability, repair: bool) -> None:
+    def __init__(self, prep: Prepared, cap: Capability, repair: bool, model: str = "",
+                 as_text: bool = False) -> None:
         self.prep = prep
         self.cap = cap
         self.repair = repair
+        self.model = model
+        self.as_text = as_text
+        self.foreign = False  # the assistant message being read is from another API or model
+        self.thinking_dropped = self.thinking_converted = 0
         self.id_fits = re.compile(cap.id_pattern).match
         self.id_reason = f"tool ids must match {cap.id_pattern} with at most " \
             f"{cap.id_max_len} characters (or were taken)"
@@ -221,7 +228,13 @@ class _Reader:
         content = message.get("content")
         if isinstance(content, str):
             content = [content]
+        api, model = _string(message.get("api")), _string(message.get("model"))
+        self.foreign = self.repair and not own_reasoning(api, model, self.cap, self.model)
         blocks = self._blocks(content, i, True, None) if isinstance(content, list) else []
+        if self.thinking_dropped or self.thinking_converted:
+            log_thinking(self.prep, i, api, model, self.cap, self.model, self.thinking_dropped,
+                         self.thinking_converted)
+            self.thinking_dropped = self.thinking_converted = 0
         tool_calls = message.get("tool_calls")
         if isinstance(tool_calls, list):
             for item in tool_calls:
@@ -278,6 +291,8 @@ class _Reader:
                 self.images.append((image, i, result, assistant))
                 return image
         elif assistant and kind == "thinking":
+            if self.foreign:
+                return self._foreign_thinking(block)
             self.reasoning.add(i)
             return canonical_thinking(block)
         if not self.repair:
@@ -287,6 +302,15 @@ class _Reader:
             return {"type": "text", "text": text}
         self.prep.log(UNSUPPORTED_BLOCK, f"block of type {kind!r} has no equivalent in "
                       "provider requests", i)
+        return None
+
+    def _foreign_thinking(self, block: Block) -> Block | None:
+        """Reasoning no target can replay: plain text by option, otherwise dropped."""
+        text = block.get("thinking")
+        if self.as_text and isinstance(text, str) and text.strip():
+            self.thinking_converted += 1
+            return {"type": "text", "text": text}
+        self.thinking_dropped += 1
         return None
 
     def _call(self, block: Block, name: Any, args: Any, i: int,
@@ -300,10 +324,14 @@ class _Reader:
             call_id, item_id = split_id(first_string(block, ID_KEYS))
             canonical = False
             if item_id is not None:
-                self.bound.add(i)
+                if self.foreign:
+                    log_item_removed(self.prep, i, item_id)
+                    item_id = None
+                else:
+                    self.bound.add(i)
         signature = block.get("thoughtSignature")
         if signature is not None:
-            if isinstance(signature, str):
+            if isinstance(signature, str) and not self.foreign:
                 self.bound.add(i)
             else:
                 signature = None
@@ -457,7 +485,7 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
             policy: Policy, system: str | None = None, repair: bool = True) -> Prepared:
     """Turns ready for one provider's renderer, with every change logged."""
     prep = Prepared([], [system] if system else [], sources)
-    reader = _Reader(prep, cap, repair)
+    reader = _Reader(prep, cap, repair, model, policy.thinking_as_text)
     prep.turns = reader.read(messages)
     if not repair:
         prep.repaired = False
@@ -593,16 +621,14 @@ class _Placement:
             blocks, replay = self._thinking(blocks, index, api, model)
         if index not in self.reader.bound:
             return blocks
-        own = api in self.cap.thinking_apis and model == self.model
+        own = own_reasoning(api, model, self.cap, self.model)
         out: list[Block] = []
         for block in blocks:
             if block["type"] == "toolCall":
                 drop_item = not replay and ITEM_ID in block
                 drop_signature = not own and "thoughtSignature" in block
                 if drop_item:
-                    self.prep.log(REASONING_ID_REMOVED, "a function_call item id needs its "
-                                  "reasoning item, which is not replayed; call_id still pairs "
-                                  "the result", index, id=block[ITEM_ID])
+                    log_item_removed(self.prep, index, block[ITEM_ID])
                 if drop_item or drop_signature:
                     block = dict(block)
                     if drop_item:
@@ -637,14 +663,28 @@ class _Placement:
                 converted += 1
             else:
                 dropped += 1
-        if dropped:
-            self.prep.log(THINKING_DROPPED, f"reasoning from {api or '?'}/{model or '?'} cannot "
-                          f"be replayed to {self.cap.provider}/{self.model}", index,
-                          count=dropped)
-        if converted:
-            self.prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into "
-                          "plain text", index, count=converted)
+        log_thinking(self.prep, index, api, model, self.cap, self.model, dropped, converted)
         return kept, replay
+
+
+def own_reasoning(api: str | None, model: str | None, cap: Capability, target: str) -> bool:
+    """Whether a message's reasoning, item ids and signatures may go back to `target`."""
+    return api in cap.thinking_apis and model == target
+
+
+def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str | None,
+                 cap: Capability, target: str, dropped: int, converted: int) -> None:
+    if dropped:
+        prep.log(THINKING_DROPPED, f"reasoning from {api or '?'}/{model or '?'} cannot be "
+                 f"replayed to {cap.provider}/{target}", index, count=dropped)
+    if converted:
+        prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into plain text",
+                 index, count=converted)
+
+
+def log_item_removed(prep: Prepared, index: int | None, item_id: str) -> None:
+    prep.log(REASONING_ID_REMOVED, "a function_call item id needs its reasoning item, which is "
+             "not replayed; call_id still pairs the result", index, id=item_id)
 
 
 def canonical_thinking(block: Block) -> Block:
@@ -660,7 +700,7 @@ def thinking_replayable(block: Block, api: str | None, model: str | None, cap: C
                         target: str) -> bool:
     """Reasoning goes back only to the API and model that produced it, with its signature."""
     signature = block.get("thinkingSignature")
-    if api not in cap.thinking_apis or model != target or not signature:
+    if not own_reasoning(api, model, cap, target) or not signature:
         return False
     if cap.provider == "openai-responses":
         return reasoning_item(signature) is not None
