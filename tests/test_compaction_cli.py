@@ -97,3 +97,16 @@ def test_compact_restore_and_budget_name_a_bad_line_and_go_on(tmp_path) -> None:
     assert f"{path}:4" in written.stderr
     back = run("restore", str(path), "--before", json.loads(written.stdout)["id"])
     assert back.exit_code == 0 and f"{path}:4" in back.stderr
+
+
+def test_budget_with_an_exact_tokenizer_needs_no_download(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    path = tmp_path / "s.jsonl"
+    write_session(path, history(0, 4))
+    out = run("budget", str(path), "--window", "100000", "--tokenizer", "gpt-4o", "--json")
+    assert out.exit_code == 0, out.output
+    exact = json.loads(out.output)["tokens"]
+    estimate = json.loads(run("budget", str(path), "--window", "100000", "--json").output)
+    assert exact > 0 and exact != estimate["tokens"]
+    bad = run("budget", str(path), "--window", "100000", "--tokenizer", "no-such-encoding")
+    assert bad.exit_code == 2 and "unknown OpenAI encoding" in bad.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import msgspec
 import pytest
 import tiktoken
@@ -22,25 +24,64 @@ def test_estimate_counts_text_calls_and_images_by_fixed_amount() -> None:
     assert tokens.total([user("abcd"), user("abcdefgh")]) == 1 + 2 + 2 * tokens.MESSAGE_OVERHEAD
 
 
-def test_exact_counter_is_unavailable_without_a_cached_encoding(tmp_path, monkeypatch) -> None:
+def test_exact_counter_is_unavailable_without_a_cached_or_shipped_encoding(
+        tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tokens, "_bundled", lambda url: None)  # as without bpe-openai
     with pytest.raises(tokens.TokenizerUnavailable, match="not cached locally"):
         tokens.exact_counter("gpt-4o")
     with pytest.raises(tokens.TokenizerUnavailable, match="unknown OpenAI encoding"):
         tokens.exact_counter("no-such-encoding")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_encoding_the_extra_does_not_ship_stays_unavailable(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    with pytest.raises(tokens.TokenizerUnavailable, match="would need a download"):
+        tokens.exact_counter("r50k_base")
+
+
+def _no_download(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiktoken.load
+
+    def refuse(blobpath: str) -> bytes:
+        raise AssertionError(f"tried to fetch {blobpath}")
+
+    monkeypatch.setattr(tiktoken.load, "read_file", refuse)
+
+
+@pytest.mark.parametrize(("model", "encoding"), [("gpt-4o", "o200k_base"),
+                                                 ("gpt-4", "cl100k_base")])
+def test_exact_counter_works_offline_from_the_shipped_encoding(
+        tmp_path, monkeypatch, model: str, encoding: str) -> None:
+    # An empty cache and no network: the file comes from bpe-openai, checked against the
+    # sha256 tiktoken expects, and tiktoken loads it from its own cache.
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
+    _no_download(monkeypatch)
+    tiktoken.registry.ENCODINGS.pop(encoding, None)  # loaded afresh, not from memory
+    counter = tokens.exact_counter(model)
+    assert counter(user("hello world")) == 2 + tokens.MESSAGE_OVERHEAD
+    [(url, expected)] = tokens._blob_files(encoding)
+    cached = tmp_path / "cache" / hashlib.sha1(url.encode()).hexdigest()
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == expected
+
+
+def test_a_shipped_file_with_the_wrong_hash_is_not_used(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tokens, "_bundled", lambda url: b"not the encoding")
+    with pytest.raises(tokens.TokenizerUnavailable, match="not cached locally"):
+        tokens.exact_counter("gpt-4o")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_exact_counter_uses_a_cached_encoding_offline(tmp_path, monkeypatch) -> None:
-    import hashlib
-
     from tiktoken_ext import openai_public  # type: ignore[import-untyped]
 
-    # A cached file is found by the hash of its URL, so the check needs no network; a real
-    # cached o200k file is only present where tiktoken has run before.
-    urls = tokens._blob_urls("o200k_base")
-    assert urls and all(u.startswith("https://") for u in urls)
+    # A cached file is found by the hash of its URL, so the check needs no network.
+    files = tokens._blob_files("o200k_base")
+    assert files and all(u.startswith("https://") and h for u, h in files)
     assert "o200k_base" in openai_public.ENCODING_CONSTRUCTORS
-    for url in urls:
+    for url, _ in files:
         (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     calls_made: list[str] = []

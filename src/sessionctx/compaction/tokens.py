@@ -1,15 +1,19 @@
-"""Token counts: a fast estimate everywhere, an exact OpenAI count only when it needs no download.
+"""Token counts: a fast estimate everywhere, an exact OpenAI count that needs no download.
 
 The estimate is what budgets use and checkpoints record: text length / 4, each image a fixed
 amount, a small overhead per message. tiktoken fetches its encoding files from the network on
-first use; the exact counter is offered only when the file is already in tiktoken's cache.
+first use. The `tokens` extra also installs bpe-openai, which ships the o200k and cl100k files:
+when tiktoken's cache lacks one, it is filled from there, once its sha256 matches the hash
+tiktoken itself expects, so exact counts for those encodings work offline.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -106,8 +110,9 @@ def _cache_dir() -> str | None:
     return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
-def _blob_urls(encoding: str) -> list[str]:
-    """The files tiktoken would fetch for `encoding`, read from its own constructor's source."""
+def _blob_files(encoding: str) -> list[tuple[str, str | None]]:
+    """The files tiktoken would fetch for `encoding` and the sha256 it expects of each, read
+    from its own constructor's source (URLs and hashes appear there in the same order)."""
     import inspect
     import re
 
@@ -116,13 +121,52 @@ def _blob_urls(encoding: str) -> list[str]:
     constructor = openai_public.ENCODING_CONSTRUCTORS.get(encoding)
     if constructor is None:
         raise TokenizerUnavailable(f"unknown OpenAI encoding {encoding!r}")
-    return re.findall(r'"(https://[^"]+)"', inspect.getsource(constructor))
+    source = inspect.getsource(constructor)
+    urls = re.findall(r'"(https://[^"]+)"', source)
+    hashes = re.findall(r'"([0-9a-f]{64})"', source)
+    return [(url, hashes[k] if len(hashes) == len(urls) else None)
+            for k, url in enumerate(urls)]
+
+
+def _bundled(url: str) -> bytes | None:
+    """The file at `url` as bpe-openai ships it, when that package is installed and has it.
+    The package is found, not imported: importing it loads its own tokenizers."""
+    from importlib.util import find_spec
+
+    spec = find_spec("bpe_openai")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    packed = os.path.join(spec.submodule_search_locations[0], "data",
+                          url.rsplit("/", 1)[-1] + ".gz")
+    try:
+        with open(packed, "rb") as f:
+            return gzip.decompress(f.read())
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def _fill_cache(cache: str, path: str, url: str, expected: str | None) -> bool:
+    """Writes the bundled copy of `url` where tiktoken caches it; False when there is none
+    with the expected hash, or the cache cannot be written."""
+    data = _bundled(url)
+    if data is None or expected is None or hashlib.sha256(data).hexdigest() != expected:
+        return False
+    try:
+        os.makedirs(cache, exist_ok=True)
+        partial = f"{path}.{os.getpid()}.partial"
+        with open(partial, "wb") as f:
+            f.write(data)
+        os.replace(partial, path)  # whole or absent, as tiktoken writes it
+    except OSError:
+        return False
+    return True
 
 
 def exact_counter(name: str) -> TokenCounter:
-    """An exact counter for an OpenAI model or encoding name, used only offline.
+    """An exact counter for an OpenAI model or encoding name that never downloads.
 
-    Raises TokenizerUnavailable when tiktoken is missing or the encoding is not already cached.
+    Raises TokenizerUnavailable when tiktoken is missing, or when the encoding's files are
+    neither in tiktoken's cache nor shipped by bpe-openai.
     """
     try:
         import tiktoken
@@ -130,14 +174,20 @@ def exact_counter(name: str) -> TokenCounter:
         raise TokenizerUnavailable("exact counts need the 'tokens' extra (tiktoken)") from exc
     encoding = encoding_for(name)
     cache = _cache_dir()
-    urls = _blob_urls(encoding)
-    missing = [u for u in urls if cache is None or not os.path.exists(
-        os.path.join(cache, hashlib.sha1(u.encode()).hexdigest()))]
+    missing = []
+    for url, expected in _blob_files(encoding):
+        path = os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()) if cache else ""
+        if not cache or not (os.path.exists(path) or _fill_cache(cache, path, url, expected)):
+            missing.append(url)
     if missing:
         raise TokenizerUnavailable(
-            f"tiktoken encoding {encoding!r} is not cached locally (in {cache or 'no cache'}) "
-            "and would need a download, so exact counts are unavailable here; use the estimate")
-    return counter_for(tiktoken.get_encoding(encoding))
+            f"tiktoken encoding {encoding!r} is not cached locally (in {cache or 'no cache'}), "
+            "not shipped by the 'tokens' extra, and would need a download, so exact counts "
+            "are unavailable here; use the estimate")
+    try:
+        return counter_for(tiktoken.get_encoding(encoding))
+    except Exception as exc:  # a cached file that fails tiktoken's own hash check, and so on
+        raise TokenizerUnavailable(f"tiktoken could not load {encoding!r}: {exc}") from exc
 
 
 def counter_for(encoding: Any) -> TokenCounter:
