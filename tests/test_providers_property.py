@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sessionctx.context import build_context
 from sessionctx.providers import (
     PROVIDERS,
+    BuildRequestOptions,
     build_from_messages,
     build_request,
     naive_request,
@@ -48,10 +49,11 @@ def image() -> Msg:
 def assistant(draw: st.DrawFn) -> tuple[Msg, list[str]]:
     api, model = draw(MODELS)
     blocks: list[Msg] = []
-    if draw(st.booleans()):
+    for _ in range(draw(st.integers(0, 2))):  # signed or not: some replayable, some not
         sig = json.dumps({"type": "reasoning", "id": "rs_1", "summary": [],
                           "encrypted_content": "e"}) if api == "openai-responses" else "sig"
-        blocks.append({"type": "thinking", "thinking": draw(TEXT), "thinkingSignature": sig})
+        blocks.append({"type": "thinking", "thinking": draw(TEXT),
+                       "thinkingSignature": draw(st.sampled_from([sig, sig, None]))})
     if draw(st.booleans()):
         blocks.append({"type": "text", "text": draw(TEXT)})
     if draw(st.integers(0, 5)) == 0:
@@ -108,11 +110,12 @@ def _check(messages: list[Msg], provider: str, req_body: dict[str, Any]) -> None
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history())
-def test_every_provider_body_is_valid_after_the_core_build(messages: list[Msg]) -> None:
+@given(history(), st.booleans())
+def test_every_provider_body_is_valid_after_the_core_build(messages: list[Msg],
+                                                          as_text: bool) -> None:
     ctx = build_context(recs(*messages))
     for provider in PROVIDERS:
-        req = build_request(ctx, provider)
+        req = build_request(ctx, provider, options=BuildRequestOptions(thinking_as_text=as_text))
         _check(ctx.messages, provider, req.body)
 
 

@@ -296,6 +296,18 @@ def test_anthropic_thinking_replayed_to_same_model_only() -> None:
     assert shared.THINKING_AS_TEXT in kinds
 
 
+def test_reasoning_after_a_block_turned_to_text_is_not_replayed_as_thinking() -> None:
+    # prevents: "If an assistant message contains any thinking blocks, the first block must be
+    # thinking or redacted_thinking": unsigned reasoning turned to text comes first, so signed
+    # reasoning after it cannot stay thinking
+    own = assistant(thinking("plan", sig=None), thinking("check"), text("hi"),
+                    api="anthropic-messages", model="claude-opus-4-8")
+    body, kinds = build("anthropic", user("q"), own, user("more"), as_text=True)
+    assert body["messages"][1]["content"] == [{"type": "text", "text": t}
+                                              for t in ("plan", "check", "hi")]
+    assert kinds.count(shared.THINKING_AS_TEXT) == 1
+
+
 def test_anthropic_final_block_cannot_be_thinking() -> None:
     # prevents: "The final block in an assistant message cannot be thinking"
     only = assistant(thinking("hmm"), api="anthropic-messages", model="claude-opus-4-8")

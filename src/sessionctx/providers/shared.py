@@ -661,6 +661,7 @@ class _Placement:
             elif self.as_text and block["thinking"].strip():
                 kept.append({"type": "text", "text": block["thinking"]})
                 converted += 1
+                leading = False  # reasoning kept after this text would no longer come first
             else:
                 dropped += 1
         log_thinking(self.prep, index, api, model, self.cap, self.model, dropped, converted)
