@@ -133,7 +133,8 @@ class _Reader:
         self.repair = repair
         self.model = model
         self.as_text = as_text
-        self.foreign = False  # the assistant message being read is from another API or model
+        self.message: Message = {}  # the assistant message being read
+        self.foreign: bool | None = None  # whether it is from another API or model; None: unasked
         self.thinking_dropped = self.thinking_converted = 0
         self.id_fits = re.compile(cap.id_pattern).match
         self.id_reason = f"tool ids must match {cap.id_pattern} with at most " \
@@ -228,12 +229,12 @@ class _Reader:
         content = message.get("content")
         if isinstance(content, str):
             content = [content]
-        api, model = _string(message.get("api")), _string(message.get("model"))
-        self.foreign = self.repair and not own_reasoning(api, model, self.cap, self.model)
+        self.message, self.foreign = message, None
         blocks = self._blocks(content, i, True, None) if isinstance(content, list) else []
         if self.thinking_dropped or self.thinking_converted:
-            log_thinking(self.prep, i, api, model, self.cap, self.model, self.thinking_dropped,
-                         self.thinking_converted)
+            log_thinking(self.prep, i, _string(message.get("api")),
+                         _string(message.get("model")), self.cap, self.model,
+                         self.thinking_dropped, self.thinking_converted)
             self.thinking_dropped = self.thinking_converted = 0
         tool_calls = message.get("tool_calls")
         if isinstance(tool_calls, list):
@@ -291,7 +292,7 @@ class _Reader:
                 self.images.append((image, i, result, assistant))
                 return image
         elif assistant and kind == "thinking":
-            if self.foreign:
+            if self._foreign():
                 return self._foreign_thinking(block)
             self.reasoning.add(i)
             return canonical_thinking(block)
@@ -303,6 +304,15 @@ class _Reader:
         self.prep.log(UNSUPPORTED_BLOCK, f"block of type {kind!r} has no equivalent in "
                       "provider requests", i)
         return None
+
+    def _foreign(self) -> bool:
+        """Whether the assistant message being read can replay nothing; asked only of messages
+        with reasoning, item ids or signatures."""
+        if self.foreign is None:
+            m = self.message
+            self.foreign = self.repair and not own_reasoning(
+                _string(m.get("api")), _string(m.get("model")), self.cap, self.model)
+        return self.foreign
 
     def _foreign_thinking(self, block: Block) -> Block | None:
         """Reasoning no target can replay: plain text by option, otherwise dropped."""
@@ -324,14 +334,14 @@ class _Reader:
             call_id, item_id = split_id(first_string(block, ID_KEYS))
             canonical = False
             if item_id is not None:
-                if self.foreign:
+                if self._foreign():
                     log_item_removed(self.prep, i, item_id)
                     item_id = None
                 else:
                     self.bound.add(i)
         signature = block.get("thoughtSignature")
         if signature is not None:
-            if isinstance(signature, str) and not self.foreign:
+            if isinstance(signature, str) and not self._foreign():
                 self.bound.add(i)
             else:
                 signature = None
