@@ -236,6 +236,21 @@ def test_responses_pipe_ids_split_into_call_id() -> None:
     assert shared.REASONING_ID_REMOVED in kinds
 
 
+def test_gemini_function_response_takes_its_calls_name() -> None:
+    # prevents a functionResponse without a name (results stored in OpenAI's shape have none),
+    # or with the name the call had before it was rewritten to the allowed pattern
+    nameless = {**result("a"), "toolName": None}
+    assert "must be the called function's name" in naive_errors(
+        "gemini", user("go"), assistant(call("a")), nameless)
+    body, _ = build("gemini", user("go"), assistant(call("a")), nameless)
+    assert body["contents"][2]["parts"][0]["functionResponse"]["name"] == "bash"
+    body, kinds = build("gemini", user("go"), assistant(call("b", "mcp.read")),
+                        result("b", name="mcp.read"))
+    sent = body["contents"][1]["parts"][0]["functionCall"]["name"]
+    assert sent == "mcp_read" and shared.NAME_REWRITTEN in kinds
+    assert body["contents"][2]["parts"][0]["functionResponse"]["name"] == sent
+
+
 # ---------------------------------------------------------------- arguments
 
 @pytest.mark.parametrize("provider", PROVIDERS)

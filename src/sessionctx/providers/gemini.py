@@ -115,6 +115,15 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
         elif responses:
             out.append(Violation(path, "Please ensure that function response turn comes "
                                  "immediately after a function call turn"))
+        names = {str(c.get("id")): c.get("name") for c in prev_calls}
+        for r in responses:
+            name = r.get("name")
+            if not isinstance(name, str) or not name:
+                out.append(Violation(path, "functionResponse.name must be the called function's "
+                                     "name"))
+            elif str(r.get("id")) in names and names[str(r.get("id"))] != name:
+                out.append(Violation(path, f"functionResponse {name!r} does not match its call "
+                                     f"{names[str(r.get('id'))]!r}"))
         if calls and cap.call_signature_required:
             first = next(p for p in parts if "functionCall" in p)
             if not first.get("thoughtSignature"):

@@ -141,7 +141,8 @@ class _Reader:
             f"{cap.id_max_len} characters (or were taken)"
         self.seen: set[str] = set()
         self.renamed: dict[str, int] = {}
-        self.open_calls: dict[str, list[str]] = {}
+        # stored call id: (wire id, wire name) of each call with that id still to be answered
+        self.open_calls: dict[str, list[tuple[str, str]]] = {}
         self.used: set[str] = set()
         self.good_names: set[str] = set()
         self.results: dict[str, tuple[int, Block]] = {}  # wire id: (message index, result)
@@ -364,7 +365,7 @@ class _Reader:
             if call_id is None:
                 canonical = False
             else:
-                wire = self._open(call_id, i)
+                wire = self._open(call_id, name, i)
                 canonical = canonical and wire is call_id
             self.calls.append(wire)
         if canonical and ITEM_ID not in block:
@@ -376,8 +377,8 @@ class _Reader:
             call["thoughtSignature"] = signature
         return call
 
-    def _open(self, call_id: str, i: int) -> str:
-        """The id the call goes out with, opened for the results that follow it."""
+    def _open(self, call_id: str, name: str, i: int) -> str:
+        """The id the call goes out with, opened with its name for the results that follow."""
         if call_id in self.seen or call_id in self.used or \
                 len(call_id) > self.cap.id_max_len or not self.id_fits(call_id):
             wire = self._wire_id(call_id, i)
@@ -387,9 +388,9 @@ class _Reader:
             self.used.add(call_id)
         queue = self.open_calls.get(call_id)
         if queue is None:
-            self.open_calls[call_id] = [wire]
+            self.open_calls[call_id] = [(wire, name)]
         else:
-            queue.append(wire)
+            queue.append((wire, name))
         return wire
 
     def _name(self, name: str | None, i: int) -> str:
@@ -418,7 +419,9 @@ class _Reader:
         return wire
 
     def _result(self, message: Message, i: int) -> tuple[Block, bool]:
-        """The result, and whether it answers an open call (its id then the call's)."""
+        """The result, and whether it answers an open call: it then goes out with the call's
+        id and name (a result stored without a name, or under the name before a rewrite,
+        would not match its call where the API matches by name)."""
         rid = message.get("toolCallId")
         if not isinstance(rid, str) or "|" in rid:
             rid, _ = split_id(first_string(message, RESULT_ID_KEYS))
@@ -436,7 +439,8 @@ class _Reader:
         queue = self.open_calls.get(rid) if self.repair and rid is not None else None
         if not queue:
             return result, False
-        result["id"] = wire = queue.pop(0)  # the earliest open call of this id
+        wire, result["name"] = queue.pop(0)  # the earliest open call of this id
+        result["id"] = wire
         self.results[wire] = (i, result)
         return result, True
 
