@@ -134,3 +134,12 @@ def test_images_add_their_tokens_after_the_text_is_rounded_up() -> None:
     message = {"role": "user", "content": [text("x" * 401), image(), image()]}
     assert tokens.estimate_message(message) == \
         101 + 2 * tokens.IMAGE_TOKENS + tokens.MESSAGE_OVERHEAD
+
+
+def test_an_unwritable_cache_leaves_the_counter_unavailable(tmp_path, monkeypatch) -> None:
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(blocked / "cache"))
+    with pytest.raises(tokens.TokenizerUnavailable, match="not cached locally"):
+        tokens.exact_counter("gpt-4o")
+    assert [p.name for p in tmp_path.iterdir()] == ["file-not-dir"]

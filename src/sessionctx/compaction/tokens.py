@@ -9,6 +9,7 @@ tiktoken itself expects, so exact counts for those encodings work offline.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
@@ -151,13 +152,15 @@ def _fill_cache(cache: str, path: str, url: str, expected: str | None) -> bool:
     data = _bundled(url)
     if data is None or expected is None or hashlib.sha256(data).hexdigest() != expected:
         return False
+    partial = f"{path}.{os.getpid()}.partial"
     try:
         os.makedirs(cache, exist_ok=True)
-        partial = f"{path}.{os.getpid()}.partial"
         with open(partial, "wb") as f:
             f.write(data)
         os.replace(partial, path)  # whole or absent, as tiktoken writes it
     except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
         return False
     return True
 
