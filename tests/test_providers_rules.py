@@ -116,6 +116,29 @@ def test_gemini_first_call_carries_a_thought_signature() -> None:
     assert "thoughtSignature" not in body2["contents"][1]["parts"][0]
 
 
+@pytest.mark.parametrize("model", ["gemini-3-pro", "gemini-2.5-pro"])
+def test_gemini_corrupted_signature_is_not_replayed(model: str) -> None:
+    # prevents: "Invalid / Corrupted thought signature" (and google-genai refusing to build the
+    # request: "Data should be valid base64")
+    good = "c2lnbmF0dXJl"
+    own = assistant({"type": "thinking", "thinking": "plan", "thinkingSignature": "!!"},
+                    text("running"), {**call("a"), "thoughtSignature": "not base64"},
+                    api="google-generative-ai", model=model)
+    body, kinds = build("gemini", user("go"), own, result("a"), model=model)
+    parts = body["contents"][1]["parts"]
+    assert [p.get("thought") for p in parts] == [None, None]  # the reasoning is not replayed
+    assert parts[1].get("thoughtSignature") in (None, "skip_thought_signature_validator")
+    assert kinds.count(shared.SIGNATURE_CORRUPT) == 1
+    fine = assistant({"type": "thinking", "thinking": "plan", "thinkingSignature": good},
+                     text("running"), {**call("a"), "thoughtSignature": good},
+                     api="google-generative-ai", model=model)
+    body, kinds = build("gemini", user("go"), fine, result("a"), model=model)
+    parts = body["contents"][1]["parts"]
+    assert parts[0] == {"text": "plan", "thought": True, "thoughtSignature": good}
+    assert parts[2]["thoughtSignature"] == good
+    assert shared.SIGNATURE_CORRUPT not in kinds
+
+
 def test_orphan_result_is_never_sent() -> None:
     # prevents: "unexpected tool_use_id found in tool_result blocks"
     msgs = [user("a"), assistant(text("b")), {"role": "toolResult", "toolCallId": "zz",

@@ -47,6 +47,8 @@ class Capability:
     # the wire says a tool result is an error (Anthropic is_error, Gemini's error key, Bedrock's
     # status for Claude and Nova); elsewhere the result's text has to say it
     error_flag: bool = True
+    # signatures are bytes sent as base64 (Gemini): one that does not decode is corrupted
+    base64_signatures: bool = False
 
 
 _ANT_APIS = frozenset({"anthropic-messages"})
@@ -66,10 +68,10 @@ _ROWS = (
                thinking_apis=frozenset({"openai-responses", "openai-codex-responses"})),
     Capability(GEMINI, "", "gemini-3-pro", max_images=3000, image_types=_GEMINI_IMAGES,
                thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
-               call_signature_required=True, assistant_images=True),
+               call_signature_required=True, assistant_images=True, base64_signatures=True),
     Capability(GEMINI, "gemini-2", "gemini-2.5-pro", max_images=3000, image_types=_GEMINI_IMAGES,
                thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
-               assistant_images=True),
+               assistant_images=True, base64_signatures=True),
     # Bedrock rows are matched without the cross-region prefix of an inference profile id
     Capability(BEDROCK, "", "anthropic.claude-opus-4-8", max_images=20, max_image_px=8000,
                thinking_apis=_BEDROCK_APIS, reasoning_signature=False, error_flag=False),

@@ -66,6 +66,7 @@ UNSUPPORTED_BLOCK = "unsupported_block_dropped"
 TOOL_IMAGES_MOVED = "tool_result_images_moved"
 CALL_SIGNATURE_ADDED = "call_signature_placeholder_added"
 ERROR_AS_TEXT = "tool_error_as_text"
+SIGNATURE_CORRUPT = "corrupt_signature_dropped"
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 EMPTY_OUTPUT = "(no output)"
@@ -626,21 +627,24 @@ class _Placement:
 
     def _replay(self, blocks: list[Block], index: int | None,
                 thinking: bool) -> list[Block]:
-        """Reasoning goes back only to the model that produced it; item ids and thought
-        signatures on calls stand or fall with it."""
+        """Reasoning of the target model goes back where it may (the reader already dropped
+        any other model's); item ids on calls stand or fall with it, and a corrupted thought
+        signature goes nowhere."""
         message = self.messages[index or 0]
         api, model = _string(message.get("api")), _string(message.get("model"))
+        if self.cap.base64_signatures:
+            self._corrupt_signatures(blocks, index)
         replay = False
         if thinking:
             blocks, replay = self._thinking(blocks, index, api, model)
         if index not in self.reader.bound:
             return blocks
-        own = own_reasoning(api, model, self.cap, self.model)
         out: list[Block] = []
         for block in blocks:
             if block["type"] == "toolCall":
                 drop_item = not replay and ITEM_ID in block
-                drop_signature = not own and "thoughtSignature" in block
+                drop_signature = "thoughtSignature" in block and \
+                    not signature_fits(block["thoughtSignature"], self.cap)
                 if drop_item:
                     log_item_removed(self.prep, index, block[ITEM_ID])
                 if drop_item or drop_signature:
@@ -651,6 +655,19 @@ class _Placement:
                         del block["thoughtSignature"]
             out.append(block)
         return out
+
+    def _corrupt_signatures(self, blocks: list[Block], index: int | None) -> None:
+        corrupt = 0
+        for block in blocks:
+            signature = block.get("thinkingSignature" if block["type"] == "thinking" else
+                                  "thoughtSignature")
+            if isinstance(signature, str) and signature and \
+                    not signature_fits(signature, self.cap):
+                corrupt += 1
+        if corrupt:
+            self.prep.log(SIGNATURE_CORRUPT, "thought signatures that are not valid base64 "
+                          "are rejected (Corrupted thought signature); the reasoning or call "
+                          "goes without them", index, count=corrupt)
 
     def _thinking(self, blocks: list[Block], index: int | None, api: str | None,
                   model: str | None) -> tuple[list[Block], bool]:
@@ -715,11 +732,26 @@ def thinking_replayable(block: Block, api: str | None, model: str | None, cap: C
                         target: str) -> bool:
     """Reasoning goes back only to the API and model that produced it, with its signature."""
     signature = block.get("thinkingSignature")
-    if not own_reasoning(api, model, cap, target) or not signature:
+    if not own_reasoning(api, model, cap, target) or not signature or \
+            not signature_fits(signature, cap):
         return False
     if cap.provider == "openai-responses":
         return reasoning_item(signature) is not None
     return True
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]*")
+
+
+def signature_fits(signature: str, cap: Capability) -> bool:
+    """A signature the provider can take: where signatures are bytes (Gemini), base64 in the
+    standard or URL-safe alphabet, with or without padding; a corrupted one is rejected."""
+    if not cap.base64_signatures:
+        return True
+    body = signature.rstrip("=")
+    padding = len(signature) - len(body)
+    return bool(_BASE64.fullmatch(body)) and len(body) % 4 != 1 and padding <= 2 and \
+        (padding == 0 or len(signature) % 4 == 0)
 
 
 def reasoning_item(signature: str) -> dict[str, Any] | None:
