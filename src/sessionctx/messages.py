@@ -44,17 +44,20 @@ def first_string(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+def block_call_id(block: Mapping[str, Any]) -> str | None:
+    """The id of a content block typed as a call."""
+    cid = block.get("id")  # ID_KEYS[0], where nearly every call has its id
+    return cid if isinstance(cid, str) else first_string(block, ID_KEYS)
+
+
 def block_call(block: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
     """The id, name and arguments of a content block typed as a call.
 
     The one reading of that shape: `calls` uses it, and so can a walk over a message's
     content that meets call blocks among the others and would not walk it twice.
     """
-    cid = block.get("id")  # ID_KEYS[0], where nearly every call has its id
-    if not isinstance(cid, str):
-        cid = first_string(block, ID_KEYS)
     name = block.get("name")
-    return (cid, name if isinstance(name, str) else None,
+    return (block_call_id(block), name if isinstance(name, str) else None,
             block.get("arguments", block.get("input")))
 
 
@@ -92,8 +95,8 @@ def call_ids(message: Mapping[str, Any]) -> list[str]:
     if isinstance(content, list):
         for block in content:
             if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
-                cid = block.get("id")  # ID_KEYS[0], where nearly every call has its id
-                if isinstance(cid, str) or (cid := first_string(block, ID_KEYS)) is not None:
+                cid = block_call_id(block)
+                if cid is not None:
                     ids.append(cid)
     if "tool_calls" in message:  # rare: tested by membership, read only when there
         tool_calls = message["tool_calls"]

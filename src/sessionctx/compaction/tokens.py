@@ -146,6 +146,14 @@ def _bundled(url: str) -> bytes | None:
         return None
 
 
+def _cached(cache: str | None, url: str, expected: str | None) -> bool:
+    """Whether tiktoken's cache holds `url`, filled from the bundled copy when it did not."""
+    if cache is None:
+        return False
+    path = os.path.join(cache, hashlib.sha1(url.encode()).hexdigest())
+    return os.path.exists(path) or _fill_cache(cache, path, url, expected)
+
+
 def _fill_cache(cache: str, path: str, url: str, expected: str | None) -> bool:
     """Writes the bundled copy of `url` where tiktoken caches it; False when there is none
     with the expected hash, or the cache cannot be written."""
@@ -177,12 +185,7 @@ def exact_counter(name: str) -> TokenCounter:
         raise TokenizerUnavailable("exact counts need the 'tokens' extra (tiktoken)") from exc
     encoding = encoding_for(name)
     cache = _cache_dir()
-    missing = []
-    for url, expected in _blob_files(encoding):
-        path = os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()) if cache else ""
-        if not cache or not (os.path.exists(path) or _fill_cache(cache, path, url, expected)):
-            missing.append(url)
-    if missing:
+    if not all(_cached(cache, url, expected) for url, expected in _blob_files(encoding)):
         raise TokenizerUnavailable(
             f"tiktoken encoding {encoding!r} is not cached locally (in {cache or 'no cache'}), "
             "not shipped by the 'tokens' extra, and would need a download, so exact counts "

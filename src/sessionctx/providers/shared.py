@@ -127,7 +127,7 @@ class _Reader:
     Images are always copied, so later passes may rewrite them.
     """
 
-    def __init__(self, prep: Prepared, cap: Capability, repair: bool, model: str = "",
+    def __init__(self, prep: Prepared, cap: Capability, repair: bool, model: str,
                  as_text: bool = False) -> None:
         self.prep = prep
         self.cap = cap
