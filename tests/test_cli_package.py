@@ -124,7 +124,7 @@ def test_every_library_error_has_one_root() -> None:
     from sessionctx.store import base
 
     raised = [base.StoreError, base.NotASessionStore, base.SchemaTooNew, base.StoreLocked,
-              base.ReadOnlyStore, checkpoint.CompactionError, checkpoint.AuditFailed,
+              base.ReadOnlyStore, errors.CompactionError, checkpoint.AuditFailed,
               planner.NothingToCompact, summarizers.SummarizerError, tokens.TokenizerUnavailable,
               target.TargetError, errors.InputError, errors.BadArgument, errors.NoSuchEntry]
     assert all(issubclass(e, sessionctx.SessionctxError) for e in raised)

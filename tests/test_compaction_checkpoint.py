@@ -15,7 +15,6 @@ import pytest
 from sessionctx.compaction.audit import audit
 from sessionctx.compaction.checkpoint import (
     AuditFailed,
-    CompactionError,
     Settings,
     compact,
     prepare,
@@ -27,6 +26,7 @@ from sessionctx.compaction.summarizers import CommandSummarizer, SummarizerError
 from sessionctx.compaction.target import FileTarget, SessionChanged
 from sessionctx.compaction.tokens import total
 from sessionctx.context import build_context
+from sessionctx.errors import CompactionError
 from sessionctx.records import checkpoint_problem, read_path
 from tests.conftest import FIXTURES, assistant, call, image, result, text, user
 
