@@ -76,26 +76,32 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
     added = {c.message_index for c in changes
              if c.kind == ch.INTERRUPTED_NOTE_ADDED and c.message_index is not None}
 
-    entries: list[tuple[tuple[int, int], int, Record | Problem]] = []
-    for order, record in enumerate(records):
-        entries.append((_position(record.source), order, record))
-    for order, record in enumerate(off_branch, len(entries)):
-        entries.append((_position(record.source), order, record))
-    for order, problem in enumerate(problems, len(entries)):
-        entries.append(((problem.line or 0, 0), order, problem))
-    entries.sort(key=lambda e: (e[0], e[1]))
-
     rows: list[dict[str, Any]] = []
     row_of: dict[Key, int] = {}
-    for _, _, item in entries:
+    messages = ctx.messages
+    empty: list[int] = []
+    for item in _in_file_order(records, off_branch, problems):
         if isinstance(item, Problem):
             rows.append({"s": f"line {item.line}" if item.line is not None else "input",
                          "k": "unreadable", "r": None, "sh": 0, "st": None, "vw": None,
                          "cx": [], "cs": [], "why": item.message})
             continue
-        k = key_of(item.source)
+        src = item.source
+        k = (src.line, src.index, src.seq)
         row_of.setdefault(k, len(rows))
-        rows.append(_row(item, ctx, to_context.get(k, []), by_key.get(k, []), changes, added))
+        targets = to_context.get(k, empty)
+        mine = by_key.get(k, empty)
+        if item.kind == MESSAGE and not mine and len(targets) == 1 and \
+                messages[targets[0]] is item.view and src.part is None:
+            # the common row: a message that reaches the model as it was stored
+            stored, view_ref = stored_of(item)
+            role = item.view.get("role")
+            rows.append({"s": src.label(), "k": MESSAGE,
+                         "r": role if isinstance(role, str) else None, "sh": 1,
+                         "st": stored, "vw": view_ref, "cs": mine,
+                         "cx": [{"j": targets[0], "m": SAME}]})
+            continue
+        rows.append(_row(item, ctx, targets, mine, changes, added))
 
     return Page(
         meta=dict(meta or {}),
@@ -104,6 +110,20 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
         pending=[{"id": p.id, "name": p.name, "arguments": p.arguments,
                   "s": p.record.label(), "row": row_of.get(key_of(p.record))}
                  for p in ctx.pending_calls])
+
+
+def _in_file_order(records: Sequence[Record], off_branch: Iterable[Record],
+                   problems: Iterable[Problem]) -> Iterable[Record | Problem]:
+    """Records, entries off the selected branch and unreadable lines, as the file had them."""
+    others: list[Record | Problem] = [*off_branch, *problems]
+    if not others:
+        return records
+    entries: list[tuple[tuple[int, int], int, Record | Problem]] = []
+    for order, item in enumerate([*records, *others]):
+        where = _position(item.source) if isinstance(item, Record) else (item.line or 0, 0)
+        entries.append((where, order, item))
+    entries.sort(key=lambda e: (e[0], e[1]))
+    return [item for _, _, item in entries]
 
 
 def _change(change: Change, row_of: Mapping[Key, int]) -> dict[str, Any]:
@@ -235,7 +255,16 @@ def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
     """The figures at the top of the page."""
     from sessionctx.compaction.tokens import estimate_message
 
-    stored_messages = [r.view for r in records if r.kind == MESSAGE]
+    tokens: dict[int, int] = {}
+    for r in records:
+        if r.kind == MESSAGE:
+            view = r.view
+            tokens[id(view)] = estimate_message(view)
+    before = sum(tokens.values())
+    after = 0
+    for m in ctx.messages:  # most are the stored messages themselves, counted above
+        known = tokens.get(id(m))
+        after += known if known is not None else estimate_message(m)
     kinds = Counter(c.kind for c in ctx.changes)
     compactions = [{"row": i, "s": row["s"], **row["cp"],
                     "applied": any(ctx.changes[c].kind == ch.CHECKPOINT_APPLIED
@@ -244,8 +273,7 @@ def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
     roles = sorted({r for row in page.rows if isinstance(r := row["r"], str)})
     return {"label": label, "format": fmt, "records": len(records), "roles": roles,
             "messages": len(ctx.messages),
-            "tokens_before": sum(estimate_message(m) for m in stored_messages),
-            "tokens_after": sum(estimate_message(m) for m in ctx.messages),
+            "tokens_before": before, "tokens_after": after,
             "kinds": dict(sorted(kinds.items())),
             "repairs": sorted({c.kind for c in ctx.changes if c.is_repair}),
             "compactions": compactions, "pending": len(ctx.pending_calls)}
