@@ -223,3 +223,66 @@ def test_a_long_session_renders_lazily(chromium: Any, tmp_path: Path) -> None:
     wait_until(lambda: rows_shown(page) == 1)
     assert "answer 2999" in page.locator("#list article.row").inner_text()
 
+
+
+# -- the command ------------------------------------------------------------------------------
+
+def test_report_command_writes_an_owner_only_page_with_the_provider_turns(
+        chromium: Any, fixtures: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sessionctx.cli import main
+
+    out = tmp_path / "page.html"
+    res = CliRunner().invoke(main, ["report", str(fixtures / CLAUDE), "-o", str(out),
+                                    "--provider", "openai-responses"])
+    assert res.exit_code == 0, res.output
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert not list(tmp_path.glob("*.tmp-*"))
+    page = open_page(chromium, out.as_uri()).page
+    assert page.locator("#colheads span").count() == 4
+    row = page.locator("article.row", has=page.locator("h3", has_text="line 13"))
+    turn = row.locator("section.provider").inner_text()
+    assert "openai-responses turn" in turn and "Perfect! You want" in turn
+    assert DANGLING not in turn  # the dropped call never reaches the body
+
+
+def test_report_command_errors_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sessionctx.cli import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{nope\n")
+    res = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "x.html")])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(user("hi")) + "\n")
+    res = CliRunner().invoke(main, ["report", str(good), "-o",
+                                    str(tmp_path / "missing-dir" / "x.html")])
+    assert res.exit_code == 2 and "cannot write" in res.output
+    res = CliRunner().invoke(main, ["report", str(good), "-o", "-"])
+    assert res.exit_code == 0 and res.output.startswith("<!DOCTYPE html>")
+
+
+def test_readme_report_command_runs_as_written(tmp_path: Path) -> None:
+    import re
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    section = readme[readme.index("### `sessionctx report PATH`"):]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block is not None
+    first = block.group(1).splitlines()[0].split("#")[0]
+    argv = shlex.split(first)
+    assert argv[:2] == ["sessionctx", "report"]
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    exe = Path(sys.executable).parent / "sessionctx"
+    done = subprocess.run([str(exe), *argv[1:]], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "sessionctxReport.start()" in page

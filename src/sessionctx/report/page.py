@@ -90,6 +90,7 @@ def render(page: Page) -> str:
         '<script type="application/json" id="sx-head">', head.decode("utf-8"), "</script>\n",
         '<script type="application/json" id="sx-images">', images.decode("utf-8"),
         "</script>\n",
+        '<script type="application/json" id="sx-turns">', turns.decode("utf-8"), "</script>\n",
     ]
     for i, chunk in enumerate(row_chunks):
         parts.append(f'<script type="application/json" class="sx-rows" data-chunk="{i}">')
@@ -99,7 +100,5 @@ def render(page: Page) -> str:
             parts.append("<script>sessionctxReport.start();</script>\n")
     if not row_chunks:
         parts.append("<script>sessionctxReport.start();</script>\n")
-    parts.append('<script type="application/json" id="sx-turns">')
-    parts.append(turns.decode("utf-8"))
-    parts.append("</script>\n<script>sessionctxReport.loaded();</script>\n</body>\n</html>\n")
+    parts.append("<script>sessionctxReport.loaded();</script>\n</body>\n</html>\n")
     return "".join(parts)
