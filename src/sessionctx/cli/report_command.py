@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -55,7 +54,12 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
     if target == "-":
         sys.stdout.write(page)
         return
-    write_private(target, page.encode("utf-8"))
+    from sessionctx.files import write_atomically
+
+    try:
+        write_atomically(target, page.encode("utf-8"))
+    except OSError as exc:
+        fail(f"cannot write {target}: {exc.strerror or exc}")
     click.echo(f"wrote {target} ({len(loaded.records)} records, {len(ctx.messages)} context "
                f"messages, {len(ctx.pending_calls)} pending calls)", err=True)
     if open_page:
@@ -63,21 +67,3 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
 
         webbrowser.open(Path(target).resolve().as_uri())
 
-
-def write_private(path: str, data: bytes) -> None:
-    """Owner-only, whole or not at all: a temporary file beside the target, then a rename."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        fail(f"cannot write {path}: {exc.strerror or exc}")
