@@ -47,7 +47,8 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
     if request is not None:
         req = _request(ctx, request)
         body, provider = req.body, {"name": req.provider, "model": req.model}
-    page = report_html(loaded.records, ctx, label=loaded.label, fmt=None if source.fmt == "auto" else source.fmt,
+    fmt = None if source.fmt == "auto" else source.fmt
+    page = report_html(loaded.records, ctx, label=loaded.label, fmt=fmt,
                        problems=loaded.problems, off_branch=loaded.off_branch, body=body,
                        provider=provider)
     target = output or default_output(source)
