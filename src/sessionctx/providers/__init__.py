@@ -15,14 +15,33 @@ from sessionctx.changes import Change, Source
 from sessionctx.context import Context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
-from sessionctx.providers import anthropic, bedrock, gemini, openai_chat, openai_responses
+from sessionctx.providers import (
+    anthropic,
+    bedrock,
+    gemini,
+    openai_chat,
+    openai_responses,
+    tools,
+)
+from sessionctx.providers.as_text import tools_as_text
 from sessionctx.providers.capabilities import PROVIDERS, capability
-from sessionctx.providers.shared import Policy, prepare
+from sessionctx.providers.shared import Policy, Prepared, prepare
+from sessionctx.providers.tools import CalledTool, Tool, ToolsError
 from sessionctx.providers.violations import Violation
 
-__all__ = ["PROVIDERS", "BuildRequestOptions", "Request", "Violation", "build_from_messages",
-           "build_request",
-           "naive_request", "validate"]
+__all__ = [
+    "PROVIDERS",
+    "BuildRequestOptions",
+    "CalledTool",
+    "Request",
+    "Tool",
+    "ToolsError",
+    "Violation",
+    "build_from_messages",
+    "build_request",
+    "naive_request",
+    "validate",
+]
 
 _MODULES: dict[str, ModuleType] = {
     "anthropic": anthropic, "openai-chat": openai_chat, "openai-responses": openai_responses,
@@ -33,6 +52,12 @@ _MODULES: dict[str, ModuleType] = {
 @dataclass(frozen=True, slots=True)
 class BuildRequestOptions:
     thinking_as_text: bool = False  # reasoning that cannot be replayed becomes plain text
+    # the request's tool definitions (tools.read_tools / load_tools), sent in the provider's
+    # shape; None: the request defines none
+    tools: tuple[Tool, ...] | None = None
+    tool_choice: str | None = None  # auto, any, required, none or a defined tool's name
+    tools_as_text: bool = False  # every call and result sent as plain text
+    placeholder_tools: bool = False  # an empty-schema definition for each undefined tool called
 
 
 @dataclass(slots=True)
@@ -41,6 +66,8 @@ class Request:
     changes: list[Change] = field(default_factory=list)
     provider: str = ""
     model: str = ""
+    # calls to tools the definitions do not name (only when definitions were given)
+    undefined_calls: list[CalledTool] = field(default_factory=list)
 
 
 def build_request(context: Context, provider: str, model: str | None = None,
@@ -60,12 +87,43 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
     base: Policy = module.POLICY
     opts = options or BuildRequestOptions()
     policy = Policy(base.merge_roles, base.first_user, base.system_inline, opts.thinking_as_text)
+    early: list[Change] = []
+    if opts.tools_as_text and repair:
+        messages, early = tools_as_text(messages, sources)
     with paused_gc():  # a body is a large acyclic tree, like the context it comes from
         prep = prepare(messages, sources, cap, chosen, policy, system, repair)
+        if early:
+            prep.changes[:0] = early
         body: dict[str, Any] = module.render(prep, cap)
+        undefined = _tools(prep, body, provider, opts)
         changes = prep.changes
         del prep  # the turns go before the collector runs again, so it never scans them
-    return Request(body, changes, provider, chosen)
+    return Request(body, changes, provider, chosen, undefined)
+
+
+def _tools(prep: Prepared, body: dict[str, Any], provider: str,
+           opts: BuildRequestOptions) -> list[CalledTool]:
+    """Adds the tool definitions to `body`; the calls to tools they do not name."""
+    defined = list(opts.tools) if opts.tools is not None else []
+    calls = tools.called(prep.turns, prep.sources)
+    if opts.placeholder_tools:
+        added = tools.placeholders([c.name for c in calls], defined)
+        for tool in added:
+            prep.log(tools.PLACEHOLDER_ADDED, "the history calls a tool with no definition; "
+                     "an empty-schema placeholder was defined, as asked", name=tool.name)
+        defined += added
+    for tool in defined:
+        if tool.original is not None:
+            prep.log(tools.DEFINITION_RENAMED, "tool names must match ^[a-zA-Z0-9_-]{1,64}$; "
+                     "renamed as its calls are", old=tool.original, new=tool.name)
+    if defined:
+        body.update(tools.render(defined, provider, opts.tool_choice))
+    elif opts.tool_choice is not None:
+        raise ToolsError("a tool choice needs tool definitions")
+    if opts.tools is None:
+        return []
+    names = {t.name for t in defined}
+    return [c for c in calls if c.name not in names]
 
 
 def naive_request(messages: list[Message], provider: str, model: str | None = None,
@@ -78,4 +136,4 @@ def validate(body: dict[str, Any], provider: str, model: str | None = None) -> l
     """Every rule of `provider` (and model) that `body` breaks, with its path in the body."""
     cap, _ = capability(provider, model)
     result: list[Violation] = _MODULES[provider].validate(body, cap)
-    return result
+    return result + tools.violations(body, provider)
