@@ -30,8 +30,9 @@ def _adapter(provider: str) -> Any:
 
 
 # what the SDK's request type needs beside a body, which holds the history part only
-_REQUIRED = {"anthropic": {"model": "m", "max_tokens": 16}, "openai-chat": {"model": "m"},
-             "openai-responses": {"model": "m"}}
+_REQUIRED: dict[str, dict[str, Any]] = {
+    "anthropic": {"model": "m", "max_tokens": 16}, "openai-chat": {"model": "m"},
+    "openai-responses": {"model": "m"}}
 
 
 def sdk_check(provider: str, body: dict[str, Any]) -> None:

@@ -178,9 +178,12 @@ def test_tool_choice_in_each_providers_shape(choice: str, expected: dict[str, An
     for provider in PROVIDERS:
         body = build(provider, BuildRequestOptions(tools=defs("bash", "fs.read"),
                                                    tool_choice=choice), *HISTORY).body
-        got = {"bedrock": lambda: body["toolConfig"]["toolChoice"],
-               "gemini": lambda: body["toolConfig"]["functionCallingConfig"]}.get(
-            provider, lambda: body["tool_choice"])()
+        if provider == "bedrock":
+            got = body["toolConfig"]["toolChoice"]
+        elif provider == "gemini":
+            got = body["toolConfig"]["functionCallingConfig"]
+        else:
+            got = body["tool_choice"]
         assert got == expected[provider], provider
 
 

@@ -7,10 +7,8 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import RESULT, Block, Policy, Prepared, raw
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
 from sessionctx.providers.violations import Violation
-
-POLICY = Policy()
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
@@ -118,16 +116,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     if cap.max_images is not None and images > cap.max_images:
         out.append(Violation("messages", f"{images} images is over the limit of "
                              f"{cap.max_images} per request"))
-    if not body.get("tools") and any(b.get("type") in ("tool_use", "tool_result")
-                                     for m in messages for b in _content(m)):
-        out.append(Violation("tools", "Requests which include tool_use or tool_result blocks "
-                             "must define tools."))
     return out
-
-
-def _content(message: Any) -> list[Any]:
-    content = message.get("content") if isinstance(message, dict) else None
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,

@@ -6,10 +6,9 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import RESULT, Block, Policy, Prepared, raw
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
 from sessionctx.providers.violations import Violation
 
-POLICY = Policy()
 FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
 
@@ -99,11 +98,6 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
             images += _check(b, bpath, role, cap, pattern, seen, expect, out)
     if cap.max_images is not None and images > cap.max_images:
         out.append(Violation("messages", f"You can include up to {cap.max_images} images"))
-    if "toolConfig" not in body and any(
-            "toolUse" in b or "toolResult" in b for m in messages
-            if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)):
-        out.append(Violation("toolConfig", "The toolConfig field must be defined when using "
-                             "toolUse and toolResult content blocks."))
     return out
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessionctx.changes import Source
+from sessionctx.errors import SessionctxError
 from sessionctx.providers.capabilities import (
     ANTHROPIC,
     BEDROCK,
@@ -22,7 +23,8 @@ from sessionctx.providers.capabilities import (
     OPENAI_CHAT,
     OPENAI_RESPONSES,
 )
-from sessionctx.providers.shared import TOOL_NAME, Turn, tool_name
+from sessionctx.providers.policies.reading import TOOL_NAME, tool_name
+from sessionctx.providers.policies.turns import Turn
 from sessionctx.providers.violations import Violation
 
 PLACEHOLDER_DESCRIPTION = ("Placeholder: the history calls this tool, but no definition of it "
@@ -33,13 +35,13 @@ PLACEHOLDER_ADDED = "placeholder_tool_defined"
 DEFINITION_RENAMED = "tool_definition_renamed"
 
 
-class ToolsError(ValueError):
+class ToolsError(SessionctxError, ValueError):
     """Tool definitions or a tool choice that cannot be used, with what is wrong."""
 
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    name: str  # as the history's calls go out: see shared.tool_name
+    name: str  # as the history's calls go out: see policies.reading.tool_name
     description: str | None
     schema: dict[str, Any]  # the JSON Schema of the arguments, an object schema
     placeholder: bool = False
@@ -179,7 +181,7 @@ def called(turns: list[Turn], sources: list[Source] | None) -> list[CalledTool]:
         if role != "assistant":
             continue
         for block in blocks:
-            if block["type"] == "toolCall":
+            if block["type"] == "toolCall" and isinstance(block["name"], str):
                 source = sources[index] if sources is not None and index is not None and \
                     index < len(sources) else None
                 out.append(CalledTool(block["name"], block["id"], index, source))
@@ -305,8 +307,16 @@ _KEYS = {ANTHROPIC: ("tools", "input_schema"), OPENAI_CHAT: ("tools", "parameter
 
 
 def violations(body: dict[str, Any], provider: str) -> list[Violation]:
-    """What is wrong with the tool definitions and tool choice of `body`."""
+    """What is wrong with the tool definitions and tool choice of `body`, or that it lacks
+    the definitions its tool blocks require."""
     out: list[Violation] = []
+    if missing_definitions(body, provider):
+        error = ("Requests which include tool_use or tool_result blocks must define tools."
+                 if provider == ANTHROPIC else "The toolConfig field must be defined when "
+                 "using toolUse and toolResult content blocks.")
+        out.append(Violation("tools" if provider == ANTHROPIC else "toolConfig",
+                             f"this history holds tool blocks; {provider} requires tool "
+                             f"definitions ({error})"))
     found: list[tuple[str, Any, Any]] = []  # (path, name, schema)
     if provider == BEDROCK:
         config = body.get("toolConfig")
@@ -348,7 +358,13 @@ def violations(body: dict[str, Any], provider: str) -> list[Violation]:
                     out.append(Violation(path, "a Chat tool is {type: function, function}"))
                     continue
                 path, t = f"{path}.function", t["function"]
-            found.append((path, t.get("name"), t.get(schema_key)))
+            schema = t.get(schema_key)
+            if provider == GEMINI:  # the API takes either spelling, or an OpenAPI schema
+                schema = next((t[k] for k in ("parametersJsonSchema", "parameters_json_schema",
+                                              "parameters") if k in t), None)
+                if isinstance(schema, dict) and str(schema.get("type")).lower() == "object":
+                    schema = {**schema, "type": "object"}
+            found.append((path, t.get("name"), schema))
         chosen = _chosen(body, provider)
     names: set[str] = set()
     for path, name, schema in found:
@@ -366,6 +382,27 @@ def violations(body: dict[str, Any], provider: str) -> list[Violation]:
             out.append(Violation("tool_choice", f"the tool choice names {name!r}, which is not "
                                  "a defined tool"))
     return out
+
+
+def missing_definitions(body: dict[str, Any], provider: str) -> bool:
+    """Whether the body holds tool blocks without the definitions its provider then requires
+    (Anthropic and Bedrock; the OpenAI APIs and Gemini take tool history without them)."""
+    if provider == ANTHROPIC:
+        if body.get("tools"):
+            return False
+        kinds = ("tool_use", "tool_result")
+        return any(b.get("type") in kinds for b in _blocks(body))
+    if provider == BEDROCK:
+        if "toolConfig" in body:
+            return False
+        return any("toolUse" in b or "toolResult" in b for b in _blocks(body))
+    return False
+
+
+def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = body.get("messages")
+    return [b for m in messages if isinstance(m, dict) and isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict)] if isinstance(messages, list) else []
 
 
 def _chosen(body: dict[str, Any], provider: str) -> list[Any]:
