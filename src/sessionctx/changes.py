@@ -118,6 +118,10 @@ class ChangeKind(StrEnum):
     SYSTEM_HOISTED = "system_message_hoisted", PROVIDER
     TURNS_MERGED = "same_role_turns_merged", PROVIDER
     FIRST_USER_ADDED = "first_user_turn_added", PROVIDER
+    CALL_AS_TEXT = "tool_call_as_text", PROVIDER
+    RESULT_AS_TEXT = "tool_result_as_text", PROVIDER
+    PLACEHOLDER_ADDED = "placeholder_tool_defined", PROVIDER
+    DEFINITION_RENAMED = "tool_definition_renamed", PROVIDER
 
 
 REPAIRS = frozenset(kind for kind in ChangeKind if kind.is_repair)
