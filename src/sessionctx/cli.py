@@ -694,3 +694,118 @@ def budget(path: str | None, store_url: str | None, session: str | None, window:
                    f"smallest after compaction about {minimum} (active turn + "
                    f"{SUMMARY_ALLOWANCE} for the summary)")
     sys.exit(0 if verdict.verdict == FITS else 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Repair
+
+
+@main.command()
+@click.argument("path", required=False)
+@click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="The format of PATH; the repaired file is written in the same format.")
+@click.option("--leaf", metavar="ID",
+              help="For tree-shaped sessions (pi): the entry whose branch to repair "
+                   "(default: the last entry).")
+@click.option("--dry-run", is_flag=True,
+              help="Print a unified diff of the lines that would change, and the changes; "
+                   "write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option("--note-unpaired", is_flag=True,
+              help="After a message that lost an unanswered call, add a user message saying "
+                   "the call was interrupted and its outcome is unknown.")
+@click.option("--backup", "backup_path", metavar="PATH",
+              help="Keep the original here (default PATH.bak-<UTC timestamp>); an existing "
+                   "file is never overwritten.")
+@click.option("--no-backup", is_flag=True, help="Keep no copy of the original.")
+@store_options
+def repair(path: str | None, fmt: str, leaf: str | None, dry_run: bool, as_json: bool,
+           note_unpaired: bool, backup_path: str | None, no_backup: bool,
+           store_url: str | None, session: str | None) -> None:
+    """Rewrite the session at PATH in its own format so its agent can resume it.
+
+    Unanswered calls, orphan and duplicate results and unreadable lines are taken out; every
+    other line is written back byte for byte, and no result is ever made up. Exit 0 repaired
+    (or nothing to repair), 1 written but something is left that repair cannot fix, 2 the
+    input could not be read or changed while being repaired (nothing written).
+    """
+    if backup_path is not None and no_backup:
+        raise click.UsageError("give --backup PATH or --no-backup, not both")
+    if session is not None or store_url is not None:
+        if path is not None:
+            raise click.UsageError("give either PATH or --store/--session, not both")
+        if session is None:
+            raise click.UsageError("--store needs --session ID")
+        _repair_store(store_url, session, note_unpaired, dry_run, as_json)
+        return
+    if path is None:
+        raise click.UsageError("give PATH, or --store URL --session ID")
+    if path == "-":
+        raise click.BadParameter("repair rewrites a file; stdin cannot be", param_hint="PATH")
+    from sessionctx.repair import RepairError, SessionChanged
+    from sessionctx.repair import repair as run_repair
+
+    backup: str | bool = False if no_backup else (backup_path or True)
+    try:
+        result = run_repair(path, fmt, leaf=leaf, dry_run=dry_run,
+                            note_unpaired=note_unpaired, backup=backup)
+    except SessionChanged as exc:
+        _fail(str(exc), 2)
+    except RepairError as exc:
+        _fail(str(exc), 2)
+    except OSError as exc:
+        _fail(f"{path}: cannot be written: {exc.strerror or exc}; the original is unchanged",
+              2)
+    code = 1 if result.remaining else 0
+    if as_json:
+        _emit_json({**result.to_json(), "dry_run": dry_run, "diff": result.diff})
+        sys.exit(code)
+    if dry_run and result.diff:
+        click.echo(result.diff, nl=False)
+    click.echo(f"{path} ({result.format}): {len(result.fixes)} change(s)")
+    for fix in result.fixes:
+        click.echo(f"  {fix.label():<12} {fix.kind:<26} {fix.reason}")
+    if dry_run:
+        click.echo("dry run: nothing written")
+    elif result.written:
+        kept = f"the original is kept at {result.backup}" if result.backup else "no backup kept"
+        click.echo(f"repaired {path}; {kept}")
+    else:
+        click.echo("nothing to repair; the file is unchanged")
+    for line in result.remaining:
+        click.echo(f"  not repaired: {line}")
+    if result.pending_calls:
+        click.echo(f"{len(result.pending_calls)} call(s) had no result: check the real state "
+                   "before retrying them")
+    sys.exit(code)
+
+
+def _repair_store(store_url: str | None, session: str, note_unpaired: bool, dry_run: bool,
+                  as_json: bool) -> None:
+    from sessionctx.compaction.target import SessionChanged, TargetError
+    from sessionctx.repair.store import repair_session
+
+    store = _open_store(store_url)
+    try:
+        done = repair_session(store, session, note_unpaired=note_unpaired, dry_run=dry_run)
+    except TargetError as exc:
+        _fail(str(exc), 2)
+    except SessionChanged as exc:
+        _fail(str(exc), 2)
+    finally:
+        store.close()
+    changes = [c for c in done.context.changes if c.is_repair]
+    if as_json:
+        _emit_json({"session": session, "written": done.seq is not None, "seq": done.seq,
+                    "dry_run": dry_run, "changes": [c.to_json() for c in changes],
+                    "pending_calls": [p.to_json() for p in done.context.pending_calls]})
+        return
+    click.echo(f"session {session}: {len(changes)} change(s)")
+    for change in changes:
+        click.echo(format_change(change))
+    if done.record is None:
+        click.echo("nothing to repair; the session is unchanged")
+    elif done.seq is None:
+        click.echo("dry run: nothing written")
+    else:
+        click.echo(f"appended a repair checkpoint at seq {done.seq}; stored rows are unchanged")
