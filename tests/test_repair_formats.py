@@ -298,7 +298,7 @@ def test_real_pi_session_is_repaired(tmp_path: Path, fixtures: Path) -> None:
 
 
 def test_native_jsonl_with_tool_calls_arrays(tmp_path: Path) -> None:
-    objs = [
+    objs: list[dict[str, Any]] = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},

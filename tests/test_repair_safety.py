@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import sessionctx.repair as repair_module
-from sessionctx.repair import RepairError, SessionChanged, repair
+from sessionctx.repair import ChangedWhileRepairing, RepairError, repair
 from tests.repair_helpers import run
 from tests.test_repair_formats import CLAUDE, PI
 
@@ -85,7 +85,7 @@ def test_a_file_appended_to_during_the_repair_is_left_untouched(
     assert broken.read_bytes() == original + appended
     assert list(broken.parent.iterdir()) == [broken]  # no backup, no temporary file
     broken.write_bytes(original)
-    with pytest.raises(SessionChanged):
+    with pytest.raises(ChangedWhileRepairing):
         repair(str(broken))
 
 

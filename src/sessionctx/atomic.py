@@ -7,6 +7,7 @@ or the new ones, never a mix. Session data is private, so every file made here i
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 
@@ -76,9 +77,7 @@ def replace_atomically(path: str, data: bytes, mode: int = OWNER_ONLY,
             check()
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
     _fsync_dir(path)

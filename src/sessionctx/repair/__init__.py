@@ -18,11 +18,18 @@ from sessionctx.context import PendingCall
 from sessionctx.repair.edits import Fix, unified_diff
 from sessionctx.repair.plan import Plan, RepairError, plan_repair
 
-__all__ = ["Fix", "Plan", "RepairError", "RepairResult", "SessionChanged", "plan_repair",
-           "repair"]
+__all__ = [
+    "ChangedWhileRepairing",
+    "Fix",
+    "Plan",
+    "RepairError",
+    "RepairResult",
+    "plan_repair",
+    "repair",
+]
 
 
-class SessionChanged(RepairError):
+class ChangedWhileRepairing(RepairError):
     """The file changed while it was being repaired (its agent is still writing): untouched."""
 
 
@@ -57,7 +64,7 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
 
     `backup`: True keeps the original at `PATH.bak-<UTC timestamp>`, a string names the
     backup file, False keeps none. An existing file is never overwritten by a backup. Raises
-    `SessionChanged` when the file changes between reading and replacing (nothing written),
+    `ChangedWhileRepairing` when the file changes between reading and replacing (nothing written),
     `RepairError` when it cannot be read or repaired, `OSError` when it cannot be written.
     """
     try:
@@ -80,7 +87,7 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
         except OSError:
             now = b""
         if now != raw:
-            raise SessionChanged(f"{path} changed while it was being repaired (is its agent "
+            raise ChangedWhileRepairing(f"{path} changed while it was being repaired (is its agent "
                                  "still running?); nothing was written")
 
     unchanged()
@@ -90,7 +97,7 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
     try:
         replace_atomically(path, plan.after, mode=stat.st_mode & 0o700 or 0o600,
                            check=unchanged)
-    except SessionChanged:
+    except ChangedWhileRepairing:
         if out.backup is not None and not isinstance(backup, str):
             os.unlink(out.backup)  # it would only copy a state the file has already left
             out.backup = None

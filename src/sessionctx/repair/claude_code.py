@@ -12,7 +12,7 @@ from typing import Any
 
 from sessionctx import changes as ch
 from sessionctx.records import ReadResult
-from sessionctx.repair.common import dig, delete_members, last, remove_unreadable
+from sessionctx.repair.common import delete_members, dig, last, remove_unreadable
 from sessionctx.repair.edits import REMOVED_EMPTY, Fix, Lines
 from sessionctx.repair.links import LinkKeys, Links
 from sessionctx.repair.notes import NoteMaker

@@ -41,7 +41,7 @@ def delete_members(lines: Lines, n: int, path: Sequence[str | int],
     text = lines.text(n)
     for i in sorted(set(indexes), reverse=True):
         text = spans.delete(text, path, i)
-    lines.set(n, text)
+    lines.put(n, text)
 
 
 def dig(obj: Any, path: Sequence[str | int]) -> Any:

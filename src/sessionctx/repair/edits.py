@@ -88,7 +88,7 @@ class Lines:
     def is_blank(self, n: int) -> bool:
         return not self.original[n - 1].strip()
 
-    def set(self, n: int, text: bytes) -> None:
+    def put(self, n: int, text: bytes) -> None:
         self._text[n] = text
         self._objects.pop(n, None)
 
@@ -100,11 +100,6 @@ class Lines:
 
     def kept(self) -> Iterator[int]:
         return (n for n in self.numbers() if n not in self.removed)
-
-    def changed(self) -> set[int]:
-        """Original lines whose bytes the repair changes or removes."""
-        edited = {n for n, t in self._text.items() if t != self.original[n - 1]}
-        return edited | self.removed
 
     def render(self) -> bytes:
         pieces: list[bytes] = []

@@ -67,7 +67,7 @@ class Links:
         """Set line `n`'s link `key` to `new`."""
         obj = self.lines.obj(n) or {}
         old = obj.get(key)
-        self.lines.set(n, spans.replace(self.lines.text(n), [key], new))
+        self.lines.put(n, spans.replace(self.lines.text(n), [key], new))
         return Fix(RELINKED, why, line=n, detail={"field": key, "from": old, "to": new})
 
     def children(self, uid: str) -> list[int]:

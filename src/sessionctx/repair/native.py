@@ -13,8 +13,8 @@ from typing import Any
 
 from sessionctx.messages import calls, has_substance
 from sessionctx.records import ReadResult, message_view
-from sessionctx.repair.common import delete_members, last, remove_unreadable
 from sessionctx.repair import spans
+from sessionctx.repair.common import delete_members, last, remove_unreadable
 from sessionctx.repair.edits import RELINKED, REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
 from sessionctx.repair.links import LinkKeys, Links
 from sessionctx.repair.notes import NoteMaker
@@ -51,7 +51,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
         after = lines.obj(n) or {}
         if isinstance(message_view(after).get("tool_calls"), list) and not message_view(
                 after)["tool_calls"]:
-            lines.set(n, spans.delete(lines.text(n), prefix, _key_index(lines, n, prefix,
+            lines.put(n, spans.delete(lines.text(n), prefix, _key_index(lines, n, prefix,
                                                                         "tool_calls")))
         for c in gone:
             fixes.append(Fix(changes[0].kind, changes[0].reason, line=n,
@@ -117,7 +117,7 @@ def _kept_index(lines: Lines) -> list[Fix]:
         target = readable[index]
         new = sum(1 for m in readable if m < target and m not in lines.removed)
         if new != index:
-            lines.set(n, spans.replace(lines.text(n), ["firstKeptEntryIndex"], new))
+            lines.put(n, spans.replace(lines.text(n), ["firstKeptEntryIndex"], new))
             fixes.append(Fix(RELINKED, f"entries before its first kept entry were taken out; "
                              f"firstKeptEntryIndex {index} is now {new}", line=n,
                              detail={"field": "firstKeptEntryIndex", "from": index,
@@ -142,7 +142,7 @@ def _descendants(lines: Lines, links: Links, uid: str) -> list[str]:
         own = obj.get("id") if obj is not None else None
         if not isinstance(own, str) or not isinstance(parent, str):
             continue
-        chain = parent
+        chain: str | None = parent
         seen: set[str] = set()
         while chain is not None and chain != uid and chain in links.parent_of and (
                 chain not in seen):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sessionctx.context import Context, PendingCall, build_context
+from sessionctx.errors import SessionctxError
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
 from sessionctx.repair import claude_code, codex, native, notes
@@ -26,7 +27,7 @@ LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
 }
 
 
-class RepairError(ValueError):
+class RepairError(SessionctxError):
     """The session cannot be repaired: unreadable, or in a shape repair does not write."""
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessionctx.compaction.checkpoint import checkpoint_record
-from sessionctx.compaction.store_target import StoreTarget
+from sessionctx.compaction.target import Target
 from sessionctx.compaction.tokens import total
 from sessionctx.context import BuildOptions, Context, build_context
 
@@ -19,13 +19,10 @@ class StoreRepair:
     seq: int | None
 
 
-def repair_session(store: Any, session: str, *, note_unpaired: bool = False,
+def repair_session(target: Target, *, note_unpaired: bool = False,
                    dry_run: bool = False) -> StoreRepair:
-    """Append a checkpoint holding the repaired context of `session`, if it needs one.
-
-    Raises the compaction target's `SessionChanged` when a record was appended meanwhile.
-    """
-    target = StoreTarget(store, session)
+    """Append a checkpoint holding the repaired context of the target's session, if it needs
+    one. Raises the target's `SessionChanged` when a record was appended meanwhile."""
     snapshot = target.snapshot()
     ctx = build_context(snapshot.records, BuildOptions(note_unpaired=note_unpaired))
     if not ctx.repairs:
