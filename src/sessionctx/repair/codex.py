@@ -10,7 +10,7 @@ from typing import Any
 
 from sessionctx.importers.codex import ITEM_TYPES, native_call_id
 from sessionctx.records import ReadResult
-from sessionctx.repair.common import last, remove_unreadable
+from sessionctx.repair.common import last, remove_result_lines, remove_unreadable
 from sessionctx.repair.edits import Fix, Lines
 from sessionctx.repair.notes import NoteMaker
 from sessionctx.repair.wanted import Wanted
@@ -61,10 +61,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
                                      "name": changes[0].detail.get("name")}))
         if notes is not None and gone:
             notes.after(turn_end, changes)
-    for (n, call_id), changes in wanted.results.items():
-        lines.remove(n)
-        fixes.append(Fix(changes[0].kind, changes[0].reason, line=n, action="removed",
-                         detail={"tool_call_id": call_id}))
+    fixes.extend(remove_result_lines(lines, wanted))
     if notes is not None:
         fixes.extend(notes.write(lines, None))
     return fixes

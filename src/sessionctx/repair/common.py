@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from sessionctx.records import Problem
 from sessionctx.repair import spans
 from sessionctx.repair.edits import REMOVED_UNREADABLE, Fix, Lines
+from sessionctx.repair.wanted import Wanted
 
 T = TypeVar("T")
 
@@ -26,6 +27,16 @@ def remove_unreadable(lines: Lines, problems: Sequence[Problem]) -> list[Fix]:
         lines.remove(n)
         fixes.append(Fix(REMOVED_UNREADABLE, f"unreadable line taken out: {reason}", line=n,
                          action="removed"))
+    return fixes
+
+
+def remove_result_lines(lines: Lines, wanted: Wanted) -> list[Fix]:
+    """Take out the lines of orphan and duplicate results, where a result is a line alone."""
+    fixes = []
+    for (n, call_id), changes in wanted.results.items():
+        lines.remove(n)
+        fixes.append(Fix(changes[0].kind, changes[0].reason, line=n, action="removed",
+                         detail={"tool_call_id": call_id}))
     return fixes
 
 

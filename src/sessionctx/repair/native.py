@@ -14,7 +14,7 @@ from typing import Any
 from sessionctx.messages import calls, has_substance
 from sessionctx.records import ReadResult, message_view
 from sessionctx.repair import spans
-from sessionctx.repair.common import delete_members, last, remove_unreadable
+from sessionctx.repair.common import delete_members, last, remove_result_lines, remove_unreadable
 from sessionctx.repair.edits import RELINKED, REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
 from sessionctx.repair.links import LinkKeys, Links
 from sessionctx.repair.notes import NoteMaker
@@ -62,10 +62,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
                              action="removed"))
         if notes is not None and gone:
             notes.after(n, changes)
-    for (n, call_id), changes in wanted.results.items():
-        lines.remove(n)
-        fixes.append(Fix(changes[0].kind, changes[0].reason, line=n, action="removed",
-                         detail={"tool_call_id": call_id}))
+    fixes.extend(remove_result_lines(lines, wanted))
     for n, change in [*wanted.empty.items(), *wanted.invalid.items()]:
         if n not in lines.removed and lines.obj(n) is not None:
             lines.remove(n)
