@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import sessionctx.repair as repair_module
-from sessionctx.repair import ChangedWhileRepairing, RepairError, repair
+from sessionctx.errors import SessionChanged
+from sessionctx.repair import RepairError, repair
 from tests.repair_helpers import run
 from tests.test_repair_formats import CLAUDE, PI
 
@@ -85,7 +86,7 @@ def test_a_file_appended_to_during_the_repair_is_left_untouched(
     assert broken.read_bytes() == original + appended
     assert list(broken.parent.iterdir()) == [broken]  # no backup, no temporary file
     broken.write_bytes(original)
-    with pytest.raises(ChangedWhileRepairing):
+    with pytest.raises(SessionChanged):
         repair(str(broken))
 
 

@@ -13,24 +13,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionctx.atomic import replace_atomically, write_new
 from sessionctx.context import PendingCall
+from sessionctx.errors import SessionChanged
+from sessionctx.files import create_new, write_atomically
 from sessionctx.repair.edits import Fix, unified_diff
 from sessionctx.repair.plan import Plan, RepairError, plan_repair
 
 __all__ = [
-    "ChangedWhileRepairing",
     "Fix",
     "Plan",
     "RepairError",
     "RepairResult",
+    "SessionChanged",
     "plan_repair",
     "repair",
 ]
-
-
-class ChangedWhileRepairing(RepairError):
-    """The file changed while it was being repaired (its agent is still writing): untouched."""
 
 
 @dataclass(slots=True)
@@ -64,13 +61,12 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
 
     `backup`: True keeps the original at `PATH.bak-<UTC timestamp>`, a string names the
     backup file, False keeps none. An existing file is never overwritten by a backup. Raises
-    `ChangedWhileRepairing` when the file changes between reading and replacing (nothing written),
+    `SessionChanged` when the file changes between reading and replacing (nothing written),
     `RepairError` when it cannot be read or repaired, `OSError` when it cannot be written.
     """
     try:
         with open(path, "rb") as f:
             raw = f.read()
-            stat = os.fstat(f.fileno())
     except OSError as exc:
         raise RepairError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     plan = plan_repair(raw, path, fmt, leaf=leaf, note_unpaired=note_unpaired)
@@ -87,17 +83,15 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
         except OSError:
             now = b""
         if now != raw:
-            raise ChangedWhileRepairing(f"{path} changed while it was being repaired (is its agent "
+            raise SessionChanged(f"{path} changed while it was being repaired (is its agent "
                                  "still running?); nothing was written")
 
     unchanged()
     if backup is not False:
-        out.backup = _keep(path, raw, backup if isinstance(backup, str) else None,
-                           stat.st_mode & 0o777)
+        out.backup = _keep(path, raw, backup if isinstance(backup, str) else None)
     try:
-        replace_atomically(path, plan.after, mode=stat.st_mode & 0o700 or 0o600,
-                           check=unchanged)
-    except ChangedWhileRepairing:
+        write_atomically(path, plan.after, check=unchanged)
+    except SessionChanged:
         if out.backup is not None and not isinstance(backup, str):
             os.unlink(out.backup)  # it would only copy a state the file has already left
             out.backup = None
@@ -106,16 +100,16 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
     return out
 
 
-def _keep(path: str, raw: bytes, named: str | None, mode: int) -> str:
-    """Write the original to the backup file, never over an existing file."""
+def _keep(path: str, raw: bytes, named: str | None) -> str:
+    """Write the original to the backup file (owner-only), never over an existing file."""
     if named is not None:
-        write_new(named, raw, mode & 0o700 or 0o600)
+        create_new(named, raw)
         return named
     base = default_backup(path)
     for attempt in range(1000):
         candidate = base if attempt == 0 else f"{base}-{attempt}"
         try:
-            write_new(candidate, raw, mode & 0o700 or 0o600)
+            create_new(candidate, raw)
         except FileExistsError:
             continue
         return candidate
