@@ -17,6 +17,7 @@ import msgspec
 
 from sessionctx.changes import Source
 from sessionctx.context import BuildOptions, Context, build_context
+from sessionctx.errors import SessionctxError
 from sessionctx.records import CHECKPOINT, Record, classify, make_record
 
 STORE_ENV = "SESSIONCTX_STORE"
@@ -24,7 +25,7 @@ STORE_ENV = "SESSIONCTX_STORE"
 _encoder = msgspec.json.Encoder()
 
 
-class StoreError(Exception):
+class StoreError(SessionctxError):
     """A store could not do what was asked; the message says why and what to do."""
 
 
