@@ -39,6 +39,10 @@ def sessions(store_url: str | None, as_json: bool) -> None:
         emit_json({"sessions": [i.to_json() for i in infos]})
         return
     for i in infos:
+        if i.problem is not None:
+            click.echo(f"sessionctx: {i.problem}", err=True)
+            click.echo(f"{i.id}\tunreadable")
+            continue
         click.echo(f"{i.id}\t{i.records} record(s)\tlast seq {i.last_seq}\t"
                    f"{i.first_append or '-'} .. {i.last_append or '-'}")
 
