@@ -52,6 +52,7 @@ class Source:
 
 CORE = "core"  # records -> context: context.py, pairing.py, screenshots.py
 PROVIDER = "provider"  # context -> one provider's request body: providers/policies/
+FILE_REPAIR = "repair"  # `sessionctx repair` rewriting the stored file: repair/
 REPAIR = True
 
 
@@ -59,9 +60,10 @@ class ChangeKind(StrEnum):
     """Every kind of change: its name in the change log, the step that makes it, and whether
     it is a repair. A repair means the stored history could not be sent as it is (something in
     it is broken for every provider); the other kinds are the normal reading of a history, or
-    what one provider's rules ask of a sound one. Importers make no changes of their own: what
-    of a source never reaches the model is kept as a context row, which the core skips as
-    SKIPPED_CONTEXT_ROW. README's table of change kinds lists each of them."""
+    what one provider's rules ask of a sound one; the repair command's own edits to a file are
+    repairs by definition. Importers make no changes of their own: what of a source never
+    reaches the model is kept as a context row, which the core skips as SKIPPED_CONTEXT_ROW.
+    README's table of change kinds lists each of them."""
 
     step: str
     is_repair: bool
@@ -122,6 +124,12 @@ class ChangeKind(StrEnum):
     RESULT_AS_TEXT = "tool_result_as_text", PROVIDER
     PLACEHOLDER_ADDED = "placeholder_tool_defined", PROVIDER
     DEFINITION_RENAMED = "tool_definition_renamed", PROVIDER
+
+    # the repair command's own edits to the file, besides the core's kinds it mirrors
+    REMOVED_UNREADABLE = "removed_unreadable_line", FILE_REPAIR, REPAIR
+    REMOVED_INVALID = "removed_invalid_record", FILE_REPAIR, REPAIR
+    REMOVED_EMPTY = "removed_empty_entry", FILE_REPAIR, REPAIR
+    RELINKED = "relinked_child", FILE_REPAIR, REPAIR
 
 
 REPAIRS = frozenset(kind for kind in ChangeKind if kind.is_repair)
