@@ -286,3 +286,53 @@ def test_readme_report_command_runs_as_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "sessionctxReport.start()" in page
+
+
+def test_compactions_on_the_timeline_and_a_store_session(
+        chromium: Any, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sessionctx.cli import main
+    from sessionctx.store import open_store
+    from tests.store_helpers import checkpoint, msg
+
+    url = f"sqlite:///{tmp_path / 'sessions.db'}"
+    store = open_store(url)
+    store.append_many("s1", [msg(1), msg(2)])
+    cp = checkpoint(2, "Decisions: keep the parser\nmore lines")
+    store.append_checkpoint("s1", cp, expected_last_seq=2)
+    store.append_many("s1", [msg(4)])
+    store.close()
+    out = tmp_path / "store.html"
+    res = CliRunner().invoke(main, ["report", "--store", url, "--session", "s1", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    page = open_page(chromium, out.as_uri()).page
+    assert "session s1" in page.locator("h1").inner_text()
+    item = page.locator("#timeline li")
+    assert item.count() == 1
+    assert "applied" in item.inner_text() and "Decisions: keep the parser" in item.inner_text()
+    item.locator("a").click()
+    focused = page.evaluate("document.activeElement.id")
+    assert "seq 3" in page.locator(f"#{focused} h3").inner_text()
+    assert "checkpoint" in page.locator(f"#{focused} .cp").inner_text()
+
+
+def test_thumbnails_are_downscaled() -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    from sessionctx.report.thumbnails import THUMB_BOX, Thumbnails
+
+    buf = io.BytesIO()
+    Image.new("RGB", (3000, 2000), (10, 200, 30)).save(buf, "PNG")
+    thumbs = Thumbnails()
+    ref = thumbs.add(base64.b64encode(buf.getvalue()), "image/png")
+    item = thumbs.items[ref]
+    assert (item["w"], item["h"]) == (3000, 2000)
+    small = Image.open(io.BytesIO(base64.b64decode(item["url"].split(",", 1)[1])))
+    assert small.width <= THUMB_BOX[0] and small.height <= THUMB_BOX[1]
+    broken = thumbs.add(base64.b64encode(b"\x89PNG not really"), "image/png")
+    assert thumbs.items[broken]["url"] is None
+    assert "could not be decoded" in thumbs.items[broken]["note"]
