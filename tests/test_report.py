@@ -13,7 +13,7 @@ import pytest
 from sessionctx.context import BuildOptions, build_context
 from sessionctx.inputs import read_input
 from sessionctx.records import select_branch
-from sessionctx.report import page_model, report_html
+from sessionctx.report import page_model, report_page
 from sessionctx.report.model import diff_blocks
 from tests.browser import browser, open_page, rows_shown, serious_violations, wait_until
 from tests.conftest import assistant, call, recs, result, text, user
@@ -26,8 +26,8 @@ def _report(path: Path, out: Path, options: BuildOptions | None = None) -> Path:
     read = read_input(str(path))
     records, off = select_branch(read.records)
     ctx = build_context(records, options)
-    out.write_text(report_html(records, ctx, label=path.name, fmt="claude-code",
-                               problems=read.problems, off_branch=off), "utf-8")
+    out.write_bytes(report_page(records, ctx, label=path.name, fmt="claude-code",
+                                problems=read.problems, off_branch=off))
     return out
 
 
@@ -96,7 +96,7 @@ def test_page_embeds_each_image_once_and_no_text_can_close_its_script() -> None:
     records = recs(user("</script><script>document.title='owned'</script>", ), assistant(
         call("b1", "browser_use")), result("b1", "page", "browser_use", shot),
         assistant(call("b2", "browser_use")), result("b2", "page", "browser_use", dict(shot)))
-    html = report_html(records, build_context(records), label="x")
+    html = report_page(records, build_context(records), label="x").decode()
     assert html.count(data) == 0  # only the thumbnail, once
     assert html.count('"$img":0') >= 2
     assert "</script><script>document.title" not in html
@@ -106,7 +106,7 @@ def test_report_of_nothing_readable_still_renders(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text("{not json\n")
     read = read_input(str(path))
-    html = report_html([], build_context([]), label="bad", problems=read.problems)
+    html = report_page([], build_context([]), label="bad", problems=read.problems).decode()
     assert "unreadable" in html
 
 
@@ -213,7 +213,7 @@ def test_a_long_session_renders_lazily(chromium: Any, tmp_path: Path) -> None:
             objects.append(result(f"c{i}", f"output {i}"))
     records = recs(*objects)
     out = tmp_path / "long.html"
-    out.write_text(report_html(records, build_context(records), label="long"))
+    out.write_bytes(report_page(records, build_context(records), label="long"))
     page = open_page(chromium, out.as_uri()).page
     shown = page.locator("#list article.row").count()
     assert 0 < shown < 1000
