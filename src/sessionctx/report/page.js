@@ -520,7 +520,8 @@ var sessionctxReport = (function () {
     for (var i = 0; i < head.meta.rows; i++) visible.push(i);
     renderMore(BATCH);
     renderChanges(true);
-    performance.mark("sessionctx-first-render");
+    // marked once the frame holding the first rows has been painted
+    requestAnimationFrame(function () { setTimeout(function () { performance.mark("sessionctx-first-render"); }, 0); });
     var timer = null;
     $("q").addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(applyFilters, 200); });
     $("role").addEventListener("change", applyFilters);
