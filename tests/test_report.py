@@ -245,6 +245,13 @@ def test_report_command_writes_an_owner_only_page_with_the_provider_turns(
     turn = row.locator("section.provider").inner_text()
     assert "openai-responses turn" in turn and "Perfect! You want" in turn
     assert DANGLING not in turn  # the dropped call never reaches the body
+    assert page.locator("#violations").is_hidden()  # the built body passes the validator
+    res = CliRunner().invoke(main, ["report", str(fixtures / CLAUDE), "-o", str(out),
+                                    "--provider", "anthropic"])
+    assert res.exit_code == 0, res.output
+    page = open_page(chromium, out.as_uri()).page
+    refused = page.locator("#violations").inner_text()
+    assert "anthropic would refuse this body" in refused and "tool" in refused
 
 
 def test_report_command_errors_exit_2_without_a_traceback(tmp_path: Path) -> None:

@@ -45,8 +45,13 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
     ctx = loaded.context(options)
     body = provider = None
     if request is not None:
+        from sessionctx.providers import validate
+
         req = _request(ctx, request)
-        body, provider = req.body, {"name": req.provider, "model": req.model}
+        body = req.body
+        provider = {"name": req.provider, "model": req.model,
+                    "violations": [v.to_json() for v in validate(body, req.provider,
+                                                                 req.model)]}
     fmt = None if source.fmt == "auto" else source.fmt
     page = report_page(loaded.records, ctx, label=loaded.label, fmt=fmt,
                        problems=loaded.problems, off_branch=loaded.off_branch, body=body,

@@ -19,9 +19,10 @@ __all__ = ["Page", "page_model", "render", "report_page"]
 def report_page(records: Sequence[Record], ctx: Context, *, label: str,
                 fmt: str | None = None, problems: Iterable[Problem] = (),
                 off_branch: Iterable[Record] = (), body: dict[str, Any] | None = None,
-                provider: dict[str, str] | None = None) -> bytes:
+                provider: dict[str, Any] | None = None) -> bytes:
     """The page for a session already read and built; with a provider `body` built from `ctx`,
-    a fourth column shows the body's turn each record went into. Pure: the page's UTF-8
+    a fourth column shows the body's turn each record went into (`provider`: its name, model
+    and the validator's violations, listed in the header). Pure: the page's UTF-8
     bytes, nothing written."""
     with paused_gc():  # the rows are a large acyclic tree over the records, like a context
         page = page_model(records, ctx, problems=problems, off_branch=off_branch)

@@ -476,6 +476,15 @@ var sessionctxReport = (function () {
       lab.appendChild(document.createTextNode(k + " (" + m.kinds[k] + ")"));
       kinds.appendChild(lab);
     });
+    var found = m.provider && m.provider.violations;
+    if (found && found.length) {
+      var box = $("violations");
+      box.hidden = false;
+      box.appendChild(el("strong", null, m.provider.name + " would refuse this body: " + found.length + " rule(s) broken"));
+      var vl = el("ul");
+      found.forEach(function (v) { vl.appendChild(el("li", null, v.path + ": " + v.message)); });
+      box.appendChild(vl);
+    }
     if (m.provider) {
       document.documentElement.style.setProperty("--cols", "4");
       $("colheads").appendChild(el("span", null, "Provider body (" + m.provider.name + ")"));
