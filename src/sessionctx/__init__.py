@@ -1,16 +1,41 @@
-"""sessionctx: stored agent session records -> the context a model should see -> a request body."""
+"""sessionctx: stored agent session records -> the context a model should see -> a request body.
 
-from sessionctx.changes import Change, Source
-from sessionctx.context import (
-    BuildOptions,
-    Context,
-    ContextBuilder,
-    PendingCall,
-    build_context,
-    display_messages,
-)
-from sessionctx.records import Problem, ReadResult, Record, read_bytes, read_path, select_branch
-from sessionctx.store import open_store
+The names below are imported when first used, so a command pays only for what it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sessionctx.changes import Change, Source
+    from sessionctx.context import (
+        BuildOptions,
+        Context,
+        ContextBuilder,
+        PendingCall,
+        build_context,
+        display_messages,
+    )
+    from sessionctx.records import (
+        Problem,
+        ReadResult,
+        Record,
+        read_bytes,
+        read_path,
+        select_branch,
+    )
+    from sessionctx.store import open_store
+
+_HOMES = {
+    "Change": "changes", "Source": "changes",
+    "BuildOptions": "context", "Context": "context", "ContextBuilder": "context",
+    "PendingCall": "context", "build_context": "context", "display_messages": "context",
+    "Problem": "records", "ReadResult": "records", "Record": "records",
+    "read_bytes": "records", "read_path": "records", "select_branch": "records",
+    "open_store": "store",
+}
 
 __all__ = [
     "BuildOptions",
@@ -31,3 +56,12 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sessionctx' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"sessionctx.{home}"), name)
+    globals()[name] = value
+    return value

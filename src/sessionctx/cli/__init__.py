@@ -1,7 +1,8 @@
 """The `sessionctx` command, one module per group of commands.
 
 - `app`: the `main` group, the one place a library error (any `SessionctxError`) becomes
-  'sessionctx: MESSAGE' and exit 2 (`fail` for a command's own verdicts), JSON output.
+  'sessionctx: MESSAGE' and exit 2 (`fail` for a command's own verdicts), JSON output, and
+  `run`, the program itself, which does without the cyclic collector.
 - `loader`: the one way a command reads its session (`load`: PATH in any `--from` format or a
   store's `--session`, on the `--leaf` branch) or finds where to append (`open_target`).
 - `options`: the shared options, each group handed to a command as one value
@@ -16,6 +17,6 @@ the command is registered. Keep heavy imports inside the command: `sessionctx --
 """
 
 from sessionctx.cli import compaction_commands, context_commands, store_commands
-from sessionctx.cli.app import main
+from sessionctx.cli.app import main, run
 
-__all__ = ["compaction_commands", "context_commands", "main", "store_commands"]
+__all__ = ["compaction_commands", "context_commands", "main", "run", "store_commands"]
