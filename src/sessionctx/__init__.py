@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         build_context,
         display_messages,
     )
+    from sessionctx.errors import SessionChanged, SessionctxError
     from sessionctx.records import (
         Problem,
         ReadResult,
@@ -32,6 +33,7 @@ _HOMES = {
     "Change": "changes", "Source": "changes",
     "BuildOptions": "context", "Context": "context", "ContextBuilder": "context",
     "PendingCall": "context", "build_context": "context", "display_messages": "context",
+    "SessionChanged": "errors", "SessionctxError": "errors",
     "Problem": "records", "ReadResult": "records", "Record": "records",
     "read_bytes": "records", "read_path": "records", "select_branch": "records",
     "open_store": "store",
@@ -46,6 +48,8 @@ __all__ = [
     "Problem",
     "ReadResult",
     "Record",
+    "SessionChanged",
+    "SessionctxError",
     "Source",
     "build_context",
     "display_messages",
