@@ -197,7 +197,7 @@ _BLOCKS = st.one_of(
     st.fixed_dictionaries({"type": st.sampled_from(["toolCall", "tool_use", "image"]),
                            "id": st.one_of(st.just("c1"), st.integers()),
                            "name": st.one_of(st.just("bash"), st.none())}),
-    st.fixed_dictionaries({"type": st.one_of(st.none(), st.integers())}),
+    st.fixed_dictionaries({"type": st.one_of(st.none(), st.integers(), st.lists(st.none()))}),
     st.just("loose text"), st.integers())
 
 

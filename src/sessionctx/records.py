@@ -180,12 +180,13 @@ def _plain_blocks(content: Any) -> bool:
         if type(block) is not dict:
             return False
         btype = block.get("type")
+        ok = True
         if btype == "text":
             ok = type(block.get("text")) is str
+        elif type(btype) is not str:
+            ok = False
         elif btype in CALL_BLOCK_TYPES:
             ok = type(block.get("id", "")) is str and type(block.get("name", "")) is str
-        else:
-            ok = type(btype) is str
         if not ok:
             return False
     return True
