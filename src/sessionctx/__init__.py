@@ -5,8 +5,9 @@ The names below are imported when first used, so a command pays only for what it
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sessionctx.lazy import attributes
 
 if TYPE_CHECKING:
     from sessionctx.changes import Change, Source
@@ -62,10 +63,4 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'sessionctx' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"sessionctx.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = attributes(__name__, _HOMES, globals())

@@ -8,8 +8,9 @@ provider does not load them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sessionctx.lazy import attributes
 
 if TYPE_CHECKING:
     from sessionctx.providers.capabilities import PROVIDERS
@@ -21,21 +22,17 @@ if TYPE_CHECKING:
         naive_request,
         validate,
     )
+    from sessionctx.providers.tools import CalledTool, Tool, ToolsError
     from sessionctx.providers.violations import Violation
 
-_HOMES = {"PROVIDERS": "capabilities", "Violation": "violations",
+_HOMES = {"PROVIDERS": "capabilities", "Violation": "violations", "CalledTool": "tools",
+          "Tool": "tools", "ToolsError": "tools",
           **{name: "request" for name in ("BuildRequestOptions", "Request",
                                           "build_from_messages", "build_request",
                                           "naive_request", "validate")}}
 
-__all__ = ["PROVIDERS", "BuildRequestOptions", "Request", "Violation", "build_from_messages",
-           "build_request", "naive_request", "validate"]
+__all__ = ["PROVIDERS", "BuildRequestOptions", "CalledTool", "Request", "Tool", "ToolsError",
+           "Violation", "build_from_messages", "build_request", "naive_request", "validate"]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'sessionctx.providers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"sessionctx.providers.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = attributes(__name__, _HOMES, globals())
