@@ -66,6 +66,20 @@ def test_json_is_one_compact_line_and_pretty_indents_the_same_document(tmp_path:
     assert body.startswith('{\n  "messages"') and json.loads(body)["messages"]
 
 
+def test_a_plain_build_imports_no_provider_importer_store_or_compaction_module():
+    script = ("import sys\nfrom sessionctx.cli import main\n"
+              f"main(['build', {EXAMPLE!r}], standalone_mode=False)\n"
+              "print(' '.join(m for m in sys.modules if m.startswith('sessionctx')))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.split("\n")[-2].split()
+    assert "sessionctx.context" in out and "sessionctx.records" in out
+    unused = [m for m in out if m.startswith(("sessionctx.store", "sessionctx.compaction",
+                                              "sessionctx.providers.", "sessionctx.importers."))
+              and m not in ("sessionctx.providers.capabilities", "sessionctx.importers.common",
+                            "sessionctx.importers.detect")]
+    assert unused == []
+
+
 def test_build_text_and_display_view():
     res = run("build", EXAMPLE)
     assert res.exit_code == 0 and "pending call" in res.output and "patch-1" in res.output
