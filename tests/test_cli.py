@@ -62,7 +62,8 @@ def test_json_is_one_compact_line_and_pretty_indents_the_same_document(tmp_path:
     assert pretty.startswith(b'{\n  "messages": [\n')
     assert json.loads(pretty) == json.loads(compact)
     assert json.loads(compact)["messages"][0]["content"] == "ünïcode ✓"
-    body = run("build", EXAMPLE, "--provider", "anthropic", "--pretty").output
+    body = run("build", EXAMPLE, "--provider", "anthropic", "--placeholder-tools",
+               "--pretty").output
     assert body.startswith('{\n  "messages"') and json.loads(body)["messages"]
 
 
