@@ -1,22 +1,46 @@
-"""sessionctx: stored agent session records -> the context a model should see -> a request body."""
+"""sessionctx: stored agent session records -> the context a model should see -> a request body.
+
+The names below are imported when first used, so a command pays only for what it runs.
+"""
+
+from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sessionctx.changes import Change, Source
-from sessionctx.context import (
-    BuildOptions,
-    Context,
-    ContextBuilder,
-    PendingCall,
-    build_context,
-    display_messages,
-)
-from sessionctx.errors import SessionChanged, SessionctxError
-from sessionctx.records import Problem, ReadResult, Record, read_bytes, read_path, select_branch
-from sessionctx.store import open_store
+from sessionctx.lazy import attributes
 
 if TYPE_CHECKING:
-    from sessionctx.writeback import RepairResult
+    from sessionctx.changes import Change, Source
+    from sessionctx.context import (
+        BuildOptions,
+        Context,
+        ContextBuilder,
+        PendingCall,
+        build_context,
+        display_messages,
+    )
+    from sessionctx.errors import SessionChanged, SessionctxError
+    from sessionctx.records import (
+        Problem,
+        ReadResult,
+        Record,
+        read_bytes,
+        read_path,
+        select_branch,
+    )
+    from sessionctx.store import open_store
+    from sessionctx.writeback import repair
+
+_HOMES = {
+    "Change": "changes", "Source": "changes",
+    "BuildOptions": "context", "Context": "context", "ContextBuilder": "context",
+    "PendingCall": "context", "build_context": "context", "display_messages": "context",
+    "SessionChanged": "errors", "SessionctxError": "errors",
+    "Problem": "records", "ReadResult": "records", "Record": "records",
+    "read_bytes": "records", "read_path": "records", "select_branch": "records",
+    "open_store": "store",
+    "repair": "writeback",
+}
 
 __all__ = [
     "BuildOptions",
@@ -42,13 +66,4 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bool = False,
-           note_unpaired: bool = False, backup: str | bool = True) -> "RepairResult":
-    """Repair the session file at `path` in place, in its own format, so its agent can resume
-    it; the original is kept as `PATH.bak-<UTC timestamp>` unless `backup` says otherwise.
-    See `sessionctx.writeback.repair` (imported on first use, so `import sessionctx` stays
-    light)."""
-    from sessionctx.writeback import repair as write_back
-
-    return write_back(path, fmt, leaf=leaf, dry_run=dry_run, note_unpaired=note_unpaired,
-                      backup=backup)
+__getattr__ = attributes(__name__, _HOMES, globals())
