@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessionctx.context import BuildOptions, build_context
 from sessionctx.inputs import read_input
@@ -343,3 +345,30 @@ def test_thumbnails_are_downscaled() -> None:
     broken = thumbs.add(base64.b64encode(b"\x89PNG not really"), "image/png")
     assert thumbs.items[broken]["url"] is None
     assert "could not be decoded" in thumbs.items[broken]["note"]
+
+
+# -- any input --------------------------------------------------------------------------------
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                     st.text(max_size=40), st.sampled_from(["</script>", "<!--", "\u2028",
+                                                            "\ud800", "A" * 2000]))
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+    st.sampled_from(["type", "role", "content", "text", "data", "id", "toolCallId", "name",
+                     "arguments", "message", "mimeType", "source", "raw", "importedFrom",
+                     "summary", "messages"]), inner, max_size=5), max_leaves=20)
+_records = st.lists(st.dictionaries(st.sampled_from(
+    ["role", "content", "type", "message", "toolCallId", "tool_calls", "kind", "summary",
+     "messages", "raw", "importedFrom"]), _values, max_size=5), max_size=8)
+
+
+@settings(max_examples=int(os.environ.get("SESSIONCTX_FUZZ_EXAMPLES", "60")), deadline=None)
+@given(_records)
+def test_any_records_give_a_page_whose_data_parses(objects: list[dict[str, Any]]) -> None:
+    import re
+
+    records = recs(*objects)
+    page = report_page(records, build_context(records), label="fuzz").decode("utf-8")
+    scripts = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
+    assert len(scripts) >= 3
+    for script in scripts:
+        json.loads(script)
