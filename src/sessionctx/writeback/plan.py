@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sessionctx.context import Context, PendingCall, build_context
 from sessionctx.errors import SessionctxError
+from sessionctx.importers.detect import decode_document
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
-from sessionctx.writeback import claude_code, codex, native, notes
+from sessionctx.writeback import claude_code, codex, documents, native, notes
 from sessionctx.writeback.edits import Fix, Lines
 from sessionctx.writeback.wanted import Wanted, wanted
 
@@ -51,26 +53,38 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
     result = read_raw(raw, path, fmt)
     if result.fatal:
         raise RepairError("; ".join(str(p) for p in result.problems if p.fatal))
-    if chosen not in LINE_FORMATS or raw.lstrip()[:1] == b"[" or _is_document(raw):
-        raise RepairError(f"{path or 'the input'}: repair writes JSONL sessions "
-                          f"(claude-code, codex, pi, native); this {chosen} file is one JSON "
-                          "document")
     ctx = _context(result, leaf)
-    planner, builder = LINE_FORMATS[chosen]
-    lines = Lines(raw)
-    maker = notes.NoteMaker(builder) if note_unpaired else None
-    fixes = sorted(planner(lines, result, wanted(ctx), maker),
-                   key=lambda f: (f.line or 0, f.action == "inserted"))
-    after = lines.render()
+    document = _document(raw, chosen)
+    if document is not None:
+        if chosen not in documents.FORMATS:
+            raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
+                              "sessions stored as one JSON document")
+        after, fixes = documents.plan(raw, document, chosen, wanted(ctx, by_line=False),
+                                      note_unpaired)
+    else:
+        if chosen not in LINE_FORMATS:
+            raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
+                              "sessions")
+        planner, builder = LINE_FORMATS[chosen]
+        lines = Lines(raw)
+        maker = notes.NoteMaker(builder) if note_unpaired else None
+        fixes = sorted(planner(lines, result, wanted(ctx), maker),
+                       key=lambda f: (f.line or 0, f.action == "inserted"))
+        after = lines.render()
     return Plan(chosen, raw, after, fixes, ctx.pending_calls,
                 remaining(after, path, chosen, leaf))
 
 
-def _is_document(raw: bytes) -> bool:
-    from sessionctx.importers.detect import decode_document
-
-    return raw.lstrip()[:1] == b"{" and isinstance(decode_document(raw), dict) and (
-        raw.strip().count(b"\n") > 0)
+def _document(raw: bytes, chosen: str) -> Any:
+    """The file as one JSON document when it is stored as one, else None (JSONL)."""
+    body = raw.strip()
+    if body[:1] not in (b"[", b"{"):
+        return None
+    document = decode_document(raw)
+    if isinstance(document, list) or (isinstance(document, dict) and (
+            chosen not in LINE_FORMATS or b"\n" in body)):
+        return document
+    return None
 
 
 def _context(result: ReadResult, leaf: str | None) -> Context:
