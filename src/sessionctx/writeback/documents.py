@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionctx import changes as ch
+from sessionctx.changes import ChangeKind
 from sessionctx.context import interrupted_note
 from sessionctx.messages import calls, has_substance
 from sessionctx.records import message_view
@@ -168,7 +168,7 @@ def plan(raw: bytes, document: Any, fmt: str, wanted: Wanted, note_unpaired: boo
         gone = shape.cut(obj, mine, call_id, len(changes))
         named = [(_name(g), g.get("id") if isinstance(g.get("id"), str) else None)
                  for g in gone]
-        fixes.extend(Fix(ch.DROPPED_UNPAIRED_CALL, changes[0].reason, index=i,
+        fixes.extend(Fix(ChangeKind.DROPPED_UNPAIRED_CALL, changes[0].reason, index=i,
                          detail={"tool_call_id": cid, "name": name}) for name, cid in named)
         if gone and not shape.left(obj, mine) and where is not None:
             mine.remove = True
@@ -176,7 +176,7 @@ def plan(raw: bytes, document: Any, fmt: str, wanted: Wanted, note_unpaired: boo
                              action="removed"))
         if gone and note_unpaired:
             mine.note = shape.note(interrupted_note(named))
-            fixes.append(Fix(ch.INTERRUPTED_NOTE_ADDED, "told the model the call was "
+            fixes.append(Fix(ChangeKind.INTERRUPTED_NOTE_ADDED, "told the model the call was "
                              "interrupted, outcome unknown", index=i, action="inserted",
                              detail={"tool_call_ids": [cid for _, cid in named]}))
     if where is not None:
