@@ -16,7 +16,9 @@ from sessionctx.importers.detect import decode_document
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
 from sessionctx.writeback import claude_code, codex, documents, native, notes
+from sessionctx.writeback.common import remove_unreadable
 from sessionctx.writeback.edits import Fix, Lines
+from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.wanted import Wanted, wanted
 
 Planner = Callable[[Lines, ReadResult, Wanted, "notes.NoteMaker | None"], list[Fix]]
@@ -27,6 +29,10 @@ LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
     "pi": (native.plan, notes.pi_note),
     "native": (native.plan, notes.pi_note),
 }
+
+
+LINK_KEYS: dict[str, LinkKeys] = {"claude-code": claude_code.KEYS, "pi": native.KEYS,
+                                  "native": native.KEYS}
 
 
 class RepairError(SessionctxError):
@@ -65,14 +71,37 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
         if chosen not in LINE_FORMATS:
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
                               "sessions")
-        planner, builder = LINE_FORMATS[chosen]
-        lines = Lines(raw)
-        maker = notes.NoteMaker(builder) if note_unpaired else None
-        fixes = sorted(planner(lines, result, wanted(ctx), maker),
-                       key=lambda f: (f.line or 0, f.action == "inserted"))
-        after = lines.render()
+        after, fixes, ctx = _plan_lines(raw, path, chosen, result, ctx, leaf, note_unpaired)
     return Plan(chosen, raw, after, fixes, ctx.pending_calls,
                 remaining(after, path, chosen, leaf))
+
+
+def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx: Context,
+                leaf: str | None, note_unpaired: bool) -> tuple[bytes, list[Fix], Context]:
+    """Unreadable lines go first, their children re-attached: that can join a chain the torn
+    line had cut, so what else needs repair is read from the file as it is then. Fixes and
+    pending calls name the lines of the original."""
+    planner, builder = LINE_FORMATS[fmt]
+    keys = LINK_KEYS.get(fmt)
+    first = Lines(raw)
+    fixes = remove_unreadable(first, result.problems)
+    if keys is not None and first.removed:
+        fixes += Links(first, first.removed, keys).relink()
+    origin = list(first.kept())  # line n of the file after this step is origin[n - 1]
+    if fixes:
+        raw = first.render()
+        result = read_raw(raw, path, fmt)
+        ctx = _context(result, leaf)
+    lines = Lines(raw)
+    maker = notes.NoteMaker(builder) if note_unpaired else None
+    for fix in planner(lines, result, wanted(ctx), maker):
+        fix.line = origin[fix.line - 1] if fix.line is not None else None
+        fixes.append(fix)
+    for pending in ctx.pending_calls:
+        if pending.record.line is not None:
+            pending.record.line = origin[pending.record.line - 1]
+    fixes.sort(key=lambda f: (f.line or 0, f.action == "inserted"))
+    return lines.render(), fixes, ctx
 
 
 def _document(raw: bytes, chosen: str) -> Any:
