@@ -92,6 +92,7 @@ class Problem:
 class ReadResult:
     records: list[Record] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    format: str = "native"  # the format the input was read in (inputs.FORMATS)
 
     @property
     def fatal(self) -> bool:
