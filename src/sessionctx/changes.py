@@ -31,6 +31,10 @@ class Source:
     block_lines: tuple[int, ...] | None = None
     message_lines: tuple[int | None, ...] | None = None
 
+    def key(self) -> tuple[int | None, int | None, int | None]:
+        """What names the record: its line, array index or store seq."""
+        return (self.line, self.index, self.seq)
+
     def of_block(self, i: int) -> Source:
         """Where content block `i` of this record's message came from."""
         lines = self.block_lines

@@ -15,18 +15,22 @@ from dataclasses import dataclass, field
 from sessionctx import changes as ch
 from sessionctx.changes import Change, Source
 from sessionctx.context import Context, is_displayed, nothing_sent
-from sessionctx.records import CHECKPOINT, CONTEXT, EXTENSION_STATE, METADATA, Record
+from sessionctx.records import (
+    CHECKPOINT,
+    CONTEXT,
+    EXTENSION_STATE,
+    METADATA,
+    Record,
+    SourceKey,
+    owner_keys,
+)
 from sessionctx.render import one_line, summarize_message
 
-Key = tuple[int | None, int | None, int | None]
+Key = SourceKey
 QUIET_KINDS = frozenset({CONTEXT, METADATA, EXTENSION_STATE})
 QUIET_CHANGES = frozenset({ch.SKIPPED_CONTEXT_ROW, ch.SKIPPED_METADATA,
                            ch.SKIPPED_EXTENSION_STATE})
 _RULE = f"{'-' * 14} {'-' * 18} {'-' * 8} {'-' * 40}"
-
-
-def _key(src: Source) -> Key:
-    return (src.line, src.index, src.seq)
 
 
 @dataclass(slots=True)
@@ -39,17 +43,12 @@ class _Matches:
 
 
 def _match(records: list[Record], ctx: Context) -> _Matches:
-    owner: dict[Key, Key] = {}
-    for record in records:
-        key = _key(record.source)
-        owner.setdefault(key, key)
-        for line in record.source.block_lines or ():
-            owner.setdefault((line, None, None), key)
+    owner = owner_keys(records)
     out = _Matches()
     for i, src in enumerate(ctx.sources):
-        out.targets.setdefault(owner.get(_key(src), _key(src)), []).append(i)
+        out.targets.setdefault(owner.get(Source.key(src), Source.key(src)), []).append(i)
     for change in ctx.changes:
-        found = owner.get(_key(change.record)) if change.record is not None else None
+        found = owner.get(Source.key(change.record)) if change.record is not None else None
         if found is None:
             out.unmatched.append(change)
         else:
@@ -66,7 +65,7 @@ def explain_lines(records: list[Record], ctx: Context, label: str | None = None,
     rows += [f"{'record':<14} {'kind':<18} {'display':<8} context", _RULE]
     run: list[Record] = []
     for record in records:
-        key = _key(record.source)
+        key = Source.key(record.source)
         concerns = matches.changes.get(key, [])
         if _is_quiet(record, matches.targets.get(key), concerns):
             run.append(record)
@@ -95,7 +94,7 @@ def _is_quiet(record: Record, targets: list[int] | None, concerns: list[Change])
 
 def _held(record: Record, matches: _Matches) -> list[int]:
     """The context messages a checkpoint gives: its own, and those of the records it kept."""
-    held = list(matches.targets.get(_key(record.source), []))
+    held = list(matches.targets.get(Source.key(record.source), []))
     for line in set(record.source.message_lines or ()) - {record.source.line, None}:
         held.extend(matches.targets.get((line, None, None), []))
     return held
@@ -119,7 +118,7 @@ def _record_rows(record: Record, targets: list[int], concerns: list[Change],
 def _run_rows(run: list[Record], matches: _Matches) -> list[str]:
     """A run of quiet records: one row each when alone, else one line for all of them."""
     if len(run) == 1:
-        key = _key(run[0].source)
+        key = Source.key(run[0].source)
         return _record_rows(run[0], [], matches.changes.get(key, []))
     if not run:
         return []
