@@ -6,7 +6,7 @@ import copy
 import json
 from typing import Any
 
-from sessionctx.changes import DROPPED_UNPAIRED_CALL
+from sessionctx.changes import ChangeKind
 from sessionctx.context import build_context
 from sessionctx.inputs import read_raw
 from sessionctx.records import select_branch
@@ -41,7 +41,7 @@ def _unpaired_lines(objs: list[Obj]) -> dict[str, int]:
 def _pending_and_dropped(ctx: Any) -> tuple[dict[str, int], dict[str, int]]:
     pending = {p.id: p.record.line for p in ctx.pending_calls}
     dropped = {c.detail["tool_call_id"]: c.record.line for c in ctx.changes
-               if c.kind == DROPPED_UNPAIRED_CALL}
+               if c.kind == ChangeKind.DROPPED_UNPAIRED_CALL}
     return pending, dropped
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sessionctx import changes as ch
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context, is_displayed, nothing_sent
 from sessionctx.records import (
     CHECKPOINT,
@@ -28,8 +27,8 @@ from sessionctx.render import one_line, summarize_message
 
 Key = SourceKey
 QUIET_KINDS = frozenset({CONTEXT, METADATA, EXTENSION_STATE})
-QUIET_CHANGES = frozenset({ch.SKIPPED_CONTEXT_ROW, ch.SKIPPED_METADATA,
-                           ch.SKIPPED_EXTENSION_STATE})
+QUIET_CHANGES = frozenset({ChangeKind.SKIPPED_CONTEXT_ROW, ChangeKind.SKIPPED_METADATA,
+                           ChangeKind.SKIPPED_EXTENSION_STATE})
 _RULE = f"{'-' * 14} {'-' * 18} {'-' * 8} {'-' * 40}"
 
 
