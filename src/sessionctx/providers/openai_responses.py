@@ -29,6 +29,11 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
         else:
             _input_items(role, blocks, items)
     body: dict[str, Any] = {"input": items}
+    if any(i["type"] == "reasoning" and "id" not in i for i in items):
+        # replayed by content, as Codex does: not stored, and the new turn's own reasoning
+        # asked back encrypted so it can be replayed the same way
+        body["store"] = False
+        body["include"] = ["reasoning.encrypted_content"]
     system = prep.system_text()
     if system:
         body["instructions"] = system

@@ -33,11 +33,15 @@ def own_reasoning(api: str | None, model: str | None, cap: Capability, target: s
     return api in cap.thinking_apis and model == target
 
 
+FOREIGN = "reasoning goes back only to the API and model that produced it"
+
+
 def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str | None,
-                 cap: Capability, target: str, dropped: int, converted: int) -> None:
+                 cap: Capability, target: str, dropped: int, converted: int,
+                 why: str = FOREIGN) -> None:
     if dropped:
         prep.log(THINKING_DROPPED, f"reasoning from {api or '?'}/{model or '?'} cannot be "
-                 f"replayed to {cap.provider}/{target}", index, count=dropped)
+                 f"replayed to {cap.provider}/{target}: {why}", index, count=dropped)
     if converted:
         prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into plain text",
                  index, count=converted)
@@ -65,16 +69,20 @@ def thinking_text(block: Block) -> Block | None:
     return None
 
 
-def thinking_replayable(block: Block, api: str | None, model: str | None, cap: Capability,
-                        target: str) -> bool:
-    """Reasoning goes back only to the API and model that produced it, with its signature."""
+def not_replayable(block: Block, api: str | None, model: str | None, cap: Capability,
+                   target: str) -> str | None:
+    """Why this reasoning cannot go back to `target`, or None when it can: only to the API and
+    model that produced it, with a signature the provider takes."""
     signature = block.get("thinkingSignature")
-    if not own_reasoning(api, model, cap, target) or not signature or \
-            not signature_fits(signature, cap):
-        return False
-    if cap.provider == "openai-responses":
-        return reasoning_item(signature) is not None
-    return True
+    if not own_reasoning(api, model, cap, target):
+        return FOREIGN
+    if not signature:
+        return "it carries no signature to replay it with"
+    if not signature_fits(signature, cap):
+        return "its signature is not valid base64"
+    if cap.provider == "openai-responses" and reasoning_item(signature) is None:
+        return "its reasoning item has neither an id nor encrypted_content"
+    return None
 
 
 def signature_fits(signature: str, cap: Capability) -> bool:
@@ -93,9 +101,9 @@ def reasoning_item(signature: str) -> dict[str, Any] | None:
         item = json.loads(signature)
     except ValueError:
         return None
-    if isinstance(item, dict) and item.get("type") == "reasoning" and \
-            isinstance(item.get("id"), str):
-        return item
+    if isinstance(item, dict) and item.get("type") == "reasoning" and (
+            isinstance(item.get("id"), str) or isinstance(item.get("encrypted_content"), str)):
+        return item  # an item without an id (Codex writes none) goes back by its content
     return None
 
 
@@ -161,6 +169,7 @@ class Replay:
         dropped = converted = 0
         leading = True
         replay = False
+        why = FOREIGN
         last = len(blocks) - 1  # the last block that is not reasoning
         while last >= 0 and blocks[last]["type"] == "thinking":
             last -= 1
@@ -170,15 +179,19 @@ class Replay:
                 kept.append(block)
                 continue
             followed = k < last
-            if leading and followed and thinking_replayable(block, api, model, self.cap,
-                                                            self.model):
+            cause = not_replayable(block, api, model, self.cap, self.model)
+            if leading and followed and cause is None:
                 kept.append(block)
                 replay = True
-            elif self.as_text and block["thinking"].strip():
+                continue
+            why = cause or ("it would not come first in its turn" if not leading else
+                            "nothing of its turn follows it")
+            if self.as_text and block["thinking"].strip():
                 kept.append({"type": "text", "text": block["thinking"]})
                 converted += 1
                 leading = False  # reasoning kept after this text would no longer come first
             else:
                 dropped += 1
-        log_thinking(self.prep, index, api, model, self.cap, self.model, dropped, converted)
+        log_thinking(self.prep, index, api, model, self.cap, self.model, dropped, converted,
+                     why)
         return kept, replay
