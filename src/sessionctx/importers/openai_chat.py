@@ -2,17 +2,17 @@
 OpenHands message lists, read as native messages.
 
 `tool_calls` become toolCall blocks (a list stored as its Python text, as OpenHands does, is
-read too), `tool` messages become toolResult messages (SWE-agent's `tool_call_ids` included),
-and `image_url` parts with data URLs become image blocks.
+read too, without evaluating it), `tool` messages become toolResult messages (SWE-agent's
+`tool_call_ids` included), and `image_url` parts with data URLs become image blocks.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 from typing import Any
 
 from sessionctx.changes import Source
+from sessionctx.decoding import Malformed, parse_text
 from sessionctx.importers.common import (
     Obj,
     data_url_image,
@@ -20,13 +20,18 @@ from sessionctx.importers.common import (
     finish,
     is_in,
     message_record,
+    not_a_file,
     parse_arguments,
     text_block,
 )
+from sessionctx.importers.pyliteral import read_literal
 from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "openai-chat"
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+EXPECTED = ("one JSON document: a list of chat messages (role, content), or an object with "
+            "a messages or history list")
 
 
 def messages_of(document: Any) -> list[Any] | None:
@@ -54,14 +59,11 @@ def _has_parts(m: Obj) -> bool:
 
 def _tool_calls(value: Any) -> list[Any]:
     if isinstance(value, str):
-        for parse in (json.loads, ast.literal_eval):
-            try:
-                parsed = parse(value)
-            except (ValueError, SyntaxError):
-                continue
-            if isinstance(parsed, list):
-                return parsed
-        return []
+        try:
+            parsed = parse_text(value)
+        except Malformed:
+            parsed = read_literal(value)
+        return parsed if isinstance(parsed, list) else []
     return value if isinstance(value, list) else []
 
 
@@ -155,8 +157,11 @@ def read_messages(items: list[Any], path: str | None) -> ReadResult:
 def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     """The progress of a JSON document is not reported: it is decoded in one step."""
-    doc = document if document is not None else decode_document(raw)
+    try:
+        doc = document if document is not None else decode_document(raw)
+    except Malformed as exc:
+        return not_a_file(path, FORMAT, EXPECTED, exc.reason)
     items = messages_of(doc)
     if items is None:
-        return ReadResult(problems=[Problem("holds no chat message list", path, fatal=True)])
+        return not_a_file(path, FORMAT, EXPECTED)
     return read_messages(items, path)

@@ -8,6 +8,7 @@ provider's rules and returns every violation.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,4 +72,16 @@ def validate(body: dict[str, Any], provider: str, model: str | None = None) -> l
     """Every rule of `provider` (and model) that `body` breaks, with its path in the body."""
     target = registered(provider)
     cap, _ = target.capability(model)
-    return target.validate(body, cap)
+    return [*_not_json(body), *target.validate(body, cap)]
+
+
+def _not_json(body: dict[str, Any]) -> list[Violation]:
+    """A body that cannot be sent as JSON text: NaN or Infinity, or text that is not Unicode."""
+    try:
+        json.dumps(body, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return [Violation("$", "the body holds text that is not valid Unicode (a lone "
+                               "surrogate)")]
+    except ValueError:
+        return [Violation("$", "the body holds a number JSON cannot carry (NaN or Infinity)")]
+    return []

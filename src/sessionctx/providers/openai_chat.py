@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from sessionctx import decoding
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, data_url, json_text, raw
@@ -155,8 +155,8 @@ def _has_text(content: Any) -> bool:
 
 def _check_arguments(args: Any, path: str, out: list[Violation]) -> None:
     try:
-        ok = isinstance(json.loads(args), dict) if isinstance(args, str) else False
-    except ValueError:
+        ok = isinstance(args, str) and isinstance(decoding.parse_text(args), dict)
+    except decoding.Malformed:
         ok = False
     if not ok:
         out.append(Violation(f"{path}.arguments", "arguments must be a JSON object string"))

@@ -3,10 +3,10 @@ and reasoning items."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from sessionctx import decoding
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import reasoning_item
 from sessionctx.providers.policies.turns import (
@@ -167,8 +167,8 @@ def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
 
 def _check_args(args: Any, path: str, out: list[Violation]) -> None:
     try:
-        ok = isinstance(args, str) and isinstance(json.loads(args), dict)
-    except ValueError:
+        ok = isinstance(args, str) and isinstance(decoding.parse_text(args), dict)
+    except decoding.Malformed:
         ok = False
     if not ok:
         out.append(Violation(f"{path}.arguments", "arguments must be a JSON object string"))
