@@ -15,6 +15,7 @@ from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import Source
+from sessionctx.errors import NoSuchEntry
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import CALL_BLOCK_TYPES, MODEL_ROLES
 
@@ -534,7 +535,7 @@ def select_branch(records: list[Record], leaf: str | None = None
     if leaf is None:
         leaf = nodes[-1].data["id"]
     elif leaf not in by_id:
-        raise KeyError(leaf)
+        raise NoSuchEntry(leaf)
     on_path: set[str] = set()
     current: str | None = leaf
     while current is not None and current in by_id and current not in on_path:
