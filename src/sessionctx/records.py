@@ -177,7 +177,8 @@ def checkpoint_problem(view: Mapping[str, Any]) -> str | None:
     if restored is not None and not isinstance(restored, str):
         return "checkpoint field 'restoredFromCompactionId' must be a string"
     for i, message in enumerate(view["messages"]):
-        if not isinstance(message, dict) or message.get("role") not in MODEL_ROLES:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or \
+                message["role"] not in MODEL_ROLES:
             return f"checkpoint messages[{i}] is not a chat message"
         problem = message_problem(message)
         if problem:

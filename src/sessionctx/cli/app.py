@@ -3,7 +3,10 @@ and the output helpers every command shares."""
 
 from __future__ import annotations
 
+import io
 import json
+import math
+import sys
 from typing import IO, Any, Literal, NoReturn
 
 import click
@@ -41,6 +44,7 @@ class App(click.Group):
     message, never with a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        _escape_unencodable()
         try:
             return super().invoke(ctx)
         except SessionctxError as exc:
@@ -53,8 +57,38 @@ def main() -> None:
     """Turn a stored agent session into the context a model accepts, and explain every change."""
 
 
+def _escape_unencodable() -> None:
+    """Text that is not valid Unicode (a file name of non-UTF-8 bytes) is printed escaped,
+    so the output stays valid UTF-8 and printing never fails."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def emit_json(obj: object) -> None:
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+    """`obj` as JSON text that any parser reads: a number JSON cannot carry (NaN or Infinity,
+    which reading never produces but a library caller's values may hold) is written as its
+    name in a string, and text that is not valid Unicode is escaped."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), ensure_ascii=False, indent=2, allow_nan=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(json.loads(text), indent=2)  # \u escapes for what is not text
+    click.echo(text)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def warn_problems(problems: list[Problem]) -> None:
