@@ -10,10 +10,9 @@ exit codes as documented, JSON output that is valid JSON (no NaN) and valid UTF-
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,9 @@ from sessionctx.inputs import FORMATS, read_raw
 from sessionctx.providers import PROVIDERS, build_request, naive_request, validate
 from sessionctx.records import MESSAGE, select_branch
 from tests.conftest import FIXTURES, ROOT
+
+__all__ = ["FORMATS", "Invocation", "Workdir", "check_input", "commands", "inputs", "run_cli",
+           "run_library", "seeds", "strict_json"]
 
 CORPUS = ROOT / "tests" / "robustness"
 DEEP = 300  # beyond the nesting limit (256), below the decoder's own stack limit
@@ -64,25 +66,25 @@ WRONG: list[Any] = [
 WRONG_DEEP: list[Any] = [deep_value(DEEP), deep_value(255)]  # whole values, not text
 
 
-def _load(raw: bytes) -> tuple[list[Any], bool] | None:
+def load_seed(raw: bytes) -> tuple[list[Any], bool] | None:
     """The objects of a JSONL or JSON seed, and whether it is JSONL; None when unreadable."""
     try:
         return [json.loads(raw)], False
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     try:
         return [json.loads(line) for line in raw.splitlines() if line.strip()], True
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
-def _dump(objs: list[Any], lines: bool) -> bytes:
+def dump_seed(objs: list[Any], lines: bool) -> bytes:
     if lines:
         return b"".join(json.dumps(o).encode() + b"\n" for o in objs)
     return json.dumps(objs[0]).encode()
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = (), limit: int = 400
+def field_paths(value: Any, prefix: tuple[Any, ...] = (), limit: int = 400
            ) -> list[tuple[Any, ...]]:
     out = [prefix]
     stack = [(value, prefix)]
@@ -96,7 +98,7 @@ def _paths(value: Any, prefix: tuple[Any, ...] = (), limit: int = 400
     return out
 
 
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+def replace_at(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     if not path:
         return new
     node = value
@@ -109,15 +111,15 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 @st.composite
 def wrong_type(draw: st.DrawFn, raw: bytes) -> bytes:
     """A seed with one field (anywhere) given a wrong type, a deep value or odd text."""
-    loaded = _load(raw)
+    loaded = load_seed(raw)
     if loaded is None or not loaded[0]:
         return raw
     objs, lines = loaded
     i = draw(st.integers(0, len(objs) - 1))
-    path = draw(st.sampled_from(_paths(objs[i])))
+    path = draw(st.sampled_from(field_paths(objs[i])))
     new = draw(st.sampled_from(WRONG + WRONG_DEEP))
-    objs[i] = _replace(objs[i], path, new)
-    return _dump(objs, lines)
+    objs[i] = replace_at(objs[i], path, new)
+    return dump_seed(objs, lines)
 
 
 @st.composite
@@ -232,6 +234,8 @@ def commands(path: str, work: str) -> list[Invocation]:
         Invocation(("compact", path, "--dry-run", "--keep-turns", "0", "--keep-tokens", "0",
                     "--force"), verdict, False),
         Invocation(("restore", path, "--before", "1"), verdict, False),
+        Invocation(("report", path, "-o", f"{work}/report.html"), read, False),
+        Invocation(("report", path, "--provider", "gemini", "-o", "-"), read, False),
         Invocation(("check", "--store", store, "--session", "s", "--json"), verdict, True),
         Invocation(("export", "s", "-o", f"{work}/out.jsonl", "--store", store), read, False),
     ]
@@ -313,15 +317,3 @@ def check_input(raw: bytes, pick: Callable[[list[Invocation]], list[Invocation]]
 def seeds() -> list[bytes]:
     return [p.read_bytes() for p in seed_files()]
 
-
-def finite(value: Any) -> Iterator[float]:
-    """The non-finite floats anywhere in `value` (for assertions)."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
-            yield node
-        elif isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)

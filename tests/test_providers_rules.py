@@ -310,9 +310,9 @@ def test_repair_arguments() -> None:
     assert policies.repair_arguments(None) == ({}, "were not a JSON object")
     assert policies.repair_arguments(3) == ({policies.RAW_ARGUMENTS_KEY: "3"},
                                             "were not a JSON object")
-    for text in ('{"a": NaN}', '{"a": -Infinity}', '{"a": 1e999}'):
-        args, why = policies.repair_arguments(text)
-        assert args == {policies.RAW_ARGUMENTS_KEY: text}
+    for stored in ('{"a": NaN}', '{"a": -Infinity}', '{"a": 1e999}'):
+        args, why = policies.repair_arguments(stored)
+        assert args == {policies.RAW_ARGUMENTS_KEY: stored}
         assert why is not None and "JSON cannot carry" in why
 
 

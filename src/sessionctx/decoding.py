@@ -148,6 +148,8 @@ def _too_deep() -> str:
 def _reason(raw: bytes, exc: msgspec.DecodeError) -> tuple[str, bool]:
     """Why the decoder refused `raw`, and whether for a number JSON cannot carry."""
     text = str(exc)
+    if not raw.strip():
+        return "is empty", False
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as ue:

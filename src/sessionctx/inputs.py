@@ -13,6 +13,7 @@ from typing import Any
 from sessionctx.errors import BadArgument
 from sessionctx.gcpause import paused_gc
 from sessionctx.importers import IMPORTERS
+from sessionctx.importers.common import not_a_file
 from sessionctx.importers.detect import NATIVE, decode_document, detect
 from sessionctx.records import (
     CONTEXT,
@@ -83,7 +84,11 @@ def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
             return _no_format(path, result)
         if document is not None and not result.fatal:
             document_duplicates(raw, document, path, result)
-    if fmt != "auto" and not result.fatal and not _recognised(chosen, raw, document, result):
+    if fmt != "auto" and result.fatal:
+        reasons = "; ".join(p.message for p in result.problems if p.fatal)
+        if not reasons.startswith("not a"):
+            return _not_this_format(path, fmt, raw, document, reasons)
+    elif fmt != "auto" and not _recognised(chosen, raw, document, result):
         return _not_this_format(path, fmt, raw, document)
     return result
 
@@ -97,11 +102,11 @@ def _recognised(fmt: str, raw: bytes, document: Any, result: ReadResult) -> bool
         raw, document) == fmt
 
 
-def _not_this_format(path: str | None, fmt: str, raw: bytes, document: Any) -> ReadResult:
+def _not_this_format(path: str | None, fmt: str, raw: bytes, document: Any,
+                     why: str | None = None) -> ReadResult:
     found = detect(raw, document)
-    hint = f"; it looks like {found}: try --from {found}" if found != fmt else ""
-    return ReadResult(problems=[Problem(f"not a {fmt} file: expected {EXPECTED[fmt]}{hint}",
-                                        path, fatal=True)])
+    hint = f"; it looks like {found}: try --from {found}" if found not in (fmt, NATIVE) else ""
+    return not_a_file(path, fmt, EXPECTED[fmt], why, hint)
 
 
 def _document(raw: bytes) -> dict[str, Any] | list[Any] | None:

@@ -468,7 +468,8 @@ def _records_from_document(document: Any, path: str | None) -> ReadResult:
         if document.get("type") == "xopc_session_transcript" and isinstance(
                 document.get("messages"), list):
             return _records_from_items(document["messages"], path)
-        if document.get("role") in MODEL_ROLES:
+        role = document.get("role")
+        if isinstance(role, str) and role in MODEL_ROLES:
             return _records_from_items([document], path)
         return _fatal(path, "is a single JSON object, not records: known forms are JSONL, "
                             "a JSON array of records, and the xopc_session_transcript envelope")

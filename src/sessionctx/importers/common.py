@@ -133,11 +133,13 @@ def decode_document(raw: bytes) -> Any:
     return decoding.decode(body)
 
 
-def not_a_file(path: str | None, fmt: str, expected: str, why: str | None = None) -> ReadResult:
+def not_a_file(path: str | None, fmt: str, expected: str, why: str | None = None,
+               hint: str = "") -> ReadResult:
     """The answer when the file named as `fmt` is not one: what was expected, and why not."""
     detail = f" ({why})" if why else ""
-    return ReadResult(problems=[Problem(f"not a {fmt} file: expected {expected}{detail}", path,
-                                        fatal=True)])
+    article = "an" if fmt[:1] in "aeiou" else "a"
+    return ReadResult(problems=[Problem(
+        f"not {article} {fmt} file: expected {expected}{detail}{hint}", path, fatal=True)])
 
 
 def finish(result: ReadResult, path: str | None, fmt: str) -> ReadResult:

@@ -154,12 +154,14 @@ def _has_text(content: Any) -> bool:
 
 
 def _check_arguments(args: Any, path: str, out: list[Violation]) -> None:
+    why = ""
     try:
         ok = isinstance(args, str) and isinstance(decoding.parse_text(args), dict)
-    except decoding.Malformed:
-        ok = False
+    except decoding.Malformed as exc:
+        ok, why = False, f" ({exc.reason})"
     if not ok:
-        out.append(Violation(f"{path}.arguments", "arguments must be a JSON object string"))
+        out.append(Violation(f"{path}.arguments",
+                             f"arguments must be a JSON object string{why}"))
 
 
 def _check_content(content: Any, path: str, role: Any, out: list[Violation],
