@@ -23,7 +23,13 @@ from hypothesis import strategies as st
 from sessionctx.cli import main
 from sessionctx.context import build_context, display_messages
 from sessionctx.inputs import FORMATS, read_raw
-from sessionctx.providers import PROVIDERS, build_request, naive_request, validate
+from sessionctx.providers import (
+    PROVIDERS,
+    BuildRequestOptions,
+    build_request,
+    naive_request,
+    validate,
+)
 from sessionctx.records import MESSAGE, select_branch
 from tests.conftest import FIXTURES, ROOT
 
@@ -220,12 +226,17 @@ def commands(path: str, work: str) -> list[Invocation]:
             Invocation(("explain", path, *f), read, False),
             Invocation(("budget", path, "--window", "2000", "--json", *f), verdict, True),
             Invocation(("import", path, "--session", "s", "--store", store, *f), read, False),
+            Invocation(("repair", path, "--dry-run", "--json", *f), verdict, True),
+            Invocation(("repair", path, *f), verdict, False),
         ]
         for provider in PROVIDERS:
             out += [
-                Invocation(("build", path, "--provider", provider, *f), read, True),
-                Invocation(("build", path, "--provider", provider, "--json",
+                Invocation(("build", path, "--provider", provider, "--placeholder-tools", *f),
+                           read, True),
+                Invocation(("build", path, "--provider", provider, "--json", "--tools-as-text",
                             "--thinking-as-text", *f), read, True),
+                Invocation(("check", path, "--provider", provider, "--placeholder-tools",
+                            "--json", *f), verdict, True),
                 Invocation(("check", path, "--provider", provider, "--json", *f), verdict,
                            True),
             ]
@@ -273,9 +284,11 @@ def run_library(raw: bytes, fmt: str = "auto") -> None:
     display_messages(records)
     stored = [r.view for r in records if r.kind == MESSAGE]
     for provider in PROVIDERS:
-        request = build_request(ctx, provider)
-        assert not [v for v in validate(request.body, provider) if v.path == "$"], provider
-        json.dumps(request.body, allow_nan=False, ensure_ascii=False).encode("utf-8")
+        for options in (BuildRequestOptions(placeholder_tools=True),
+                        BuildRequestOptions(thinking_as_text=True, tools_as_text=True)):
+            request = build_request(ctx, provider, options=options)
+            assert not [v for v in validate(request.body, provider) if v.path == "$"], provider
+            json.dumps(request.body, allow_nan=False, ensure_ascii=False).encode("utf-8")
         naive = naive_request(stored, provider).body
         validate(naive, provider)
 

@@ -308,11 +308,25 @@ def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
 def _large_document(body: bytes, path: str | None, max_line_bytes: int,
                     progress: Progress | None) -> ReadResult:
     """A file over the limit whose first line is not a record: JSONL with a bad first line,
-    or one large JSON document, which is refused like a line over the limit."""
+    or one large JSON document (no object on any of its first lines), which is refused like a
+    line over the limit without reading every fragment of it as a line."""
+    head = body[:1 << 20].split(b"\n")[1:_DOCUMENT_PROBE_LINES]
+    if not any(_is_object(line) for line in head):
+        return _fatal(path, document_too_large(len(body), max_line_bytes))
     result = _read_lines(body, path, max_line_bytes, progress)
     if not result.records:
         return _fatal(path, document_too_large(len(body), max_line_bytes))
     return result
+
+
+_DOCUMENT_PROBE_LINES = 16
+
+
+def _is_object(line: bytes) -> bool:
+    try:
+        return isinstance(decoding.decode(line), dict)
+    except decoding.Malformed:
+        return False
 
 
 _CHUNK_BYTES = 256 * 1024  # lines are decoded a chunk at a time; progress is told per chunk
