@@ -12,7 +12,7 @@ from typing import Any
 
 from sessionctx.errors import BadArgument
 from sessionctx.gcpause import paused_gc
-from sessionctx.importers import IMPORTERS
+from sessionctx.importers import MODULES, importer
 from sessionctx.importers.common import not_a_file
 from sessionctx.importers.detect import NATIVE, decode_document, detect
 from sessionctx.records import (
@@ -27,7 +27,7 @@ from sessionctx.records import (
     read_path,
 )
 
-FORMATS = ("auto", NATIVE, *IMPORTERS)
+FORMATS = ("auto", NATIVE, *MODULES)
 EXPECTED = {
     NATIVE: "sessionctx records: JSONL, a JSON array of records, an xopc_session_transcript "
             "envelope or pi entries, each with a role, kind or type sessionctx knows",
@@ -84,7 +84,7 @@ def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
         if fmt == "auto" and _unrecognised(result):
             return _no_format(path, result)
     else:
-        result = IMPORTERS[chosen](raw, path, document, progress)
+        result = importer(chosen)(raw, path, document, progress)
         if fmt == "auto" and result.fatal:
             return _no_format(path, result)
         if document is not None and not result.fatal:

@@ -3,13 +3,14 @@ and the output helpers every command shares."""
 
 from __future__ import annotations
 
+import gc
 import io
-import json
-import math
+import re
 import sys
 from typing import IO, Any, Literal, NoReturn
 
 import click
+import msgspec
 
 from sessionctx.errors import SessionctxError
 from sessionctx.records import Problem
@@ -57,38 +58,55 @@ def main() -> None:
     """Turn a stored agent session into the context a model accepts, and explain every change."""
 
 
+PRETTY = "sessionctx.pretty"  # the click context's meta key `--pretty` sets
+
+
+def emit_json(obj: object) -> None:
+    """One JSON document on stdout: compact, one line (for jq and other programs), or indented
+    with --pretty; UTF-8, and always valid JSON (a NaN or infinity is written as null, text
+    that is not valid Unicode, such as a file name of non-UTF-8 bytes, with U+FFFD)."""
+    try:
+        data = msgspec.json.encode(obj)
+    except UnicodeEncodeError:
+        data = msgspec.json.encode(_valid_text(obj))
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().meta.get(PRETTY):
+        data = msgspec.json.format(data, indent=2)
+    sys.stdout.flush()  # text echoed before goes first
+    out = sys.stdout.buffer
+    out.write(data)
+    del data
+    out.write(b"\n")
+    out.flush()
+
+
+def run() -> None:
+    """The `sessionctx` program: one command, then exit. The heap it builds is dropped at exit,
+    so the cyclic collector, which would scan it again and again, does not run."""
+    gc.disable()
+    main()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(value: Any) -> Any:
+    """`value` with every lone surrogate in its text replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_valid_text(v) for v in value]
+    return value
+
+
 def _escape_unencodable() -> None:
     """Text that is not valid Unicode (a file name of non-UTF-8 bytes) is printed escaped,
     so the output stays valid UTF-8 and printing never fails."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-
-
-def emit_json(obj: object) -> None:
-    """`obj` as JSON text that any parser reads: a number JSON cannot carry (NaN or Infinity,
-    which reading never produces but a library caller's values may hold) is written as its
-    name in a string, and text that is not valid Unicode is escaped."""
-    try:
-        text = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
-    except ValueError:
-        text = json.dumps(_finite(obj), ensure_ascii=False, indent=2, allow_nan=False)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = json.dumps(json.loads(text), indent=2)  # \u escapes for what is not text
-    click.echo(text)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
 
 
 def warn_problems(problems: list[Problem]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sessionctx import decoding
-from sessionctx.importers import common, gemini_cli, openai_chat
+from sessionctx.importers import common
 from sessionctx.importers.common import is_in
 from sessionctx.messages import MODEL_ROLES
 
@@ -68,6 +68,8 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
 
 
 def _detect_document(document: Any) -> str:
+    from sessionctx.importers import gemini_cli, openai_chat  # only a JSON document needs them
+
     if isinstance(document, dict):
         if document.get("type") == "xopc_session_transcript":
             return NATIVE

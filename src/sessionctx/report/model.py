@@ -12,11 +12,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionctx import changes as ch
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context, display_messages, is_displayed
 from sessionctx.messages import Message
-from sessionctx.records import CHECKPOINT, EXTENSION_MESSAGE, MESSAGE, Problem, Record
+from sessionctx.records import (
+    CHECKPOINT,
+    EXTENSION_MESSAGE,
+    MESSAGE,
+    Problem,
+    Record,
+    message_view,
+)
 
 Key = tuple[int | None, int | None, int | None]
 
@@ -46,19 +52,16 @@ def _position(source: Source) -> tuple[int, int]:
     return (0, 0)
 
 
-def stored_of(record: Record) -> tuple[Any, Any]:
+def stored_of(data: dict[str, Any], view: dict[str, Any]) -> tuple[Any, Any]:
     """What was stored for a record, and how the page finds the record's own fields in it.
 
     An imported record keeps its source object(s) under `raw`: that is what the agent wrote,
     and its converted fields go beside it. A native record is itself what was stored; a pi
     entry wraps its message under `message`.
     """
-    data = record.data
     if "importedFrom" in data and "raw" in data:
-        return data["raw"], record.view
-    if record.view is not data:
-        return data, "message"
-    return data, SAME
+        return data["raw"], view
+    return data, SAME if view is data else "message"
 
 
 def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Problem] = (),
@@ -74,7 +77,7 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
     for j, source in enumerate(ctx.sources):
         to_context.setdefault(key_of(source), []).append(j)
     added = {c.message_index for c in changes
-             if c.kind == ch.INTERRUPTED_NOTE_ADDED and c.message_index is not None}
+             if c.kind == ChangeKind.INTERRUPTED_NOTE_ADDED and c.message_index is not None}
 
     rows: list[dict[str, Any]] = []
     row_of: dict[Key, int] = {}
@@ -91,16 +94,18 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
         row_of.setdefault(k, len(rows))
         targets = to_context.get(k, empty)
         mine = by_key.get(k, empty)
-        if item.kind == MESSAGE and not mine and len(targets) == 1 and \
-                messages[targets[0]] is item.view and src.part is None:
-            # the common row: a message that reaches the model as it was stored
-            stored, view_ref = stored_of(item)
-            role = item.view.get("role")
-            rows.append({"s": src.label(), "k": MESSAGE,
-                         "r": role if isinstance(role, str) else None, "sh": 1,
-                         "st": stored, "vw": view_ref, "cs": mine,
-                         "cx": [{"j": targets[0], "m": SAME}]})
-            continue
+        if item.kind == MESSAGE and not mine and len(targets) == 1:
+            data = item.data
+            view = message_view(data)
+            if messages[targets[0]] is view:
+                # the common row: a message that reaches the model as it was stored
+                role = view.get("role")
+                stored, view_ref = stored_of(data, view)
+                rows.append({"s": src.label(), "k": MESSAGE,
+                             "r": role if isinstance(role, str) else None, "sh": 1,
+                             "st": stored, "vw": view_ref, "cs": mine,
+                             "cx": [{"j": targets[0], "m": SAME}]})
+                continue
         rows.append(_row(item, ctx, targets, mine, changes, added))
 
     return Page(
@@ -139,8 +144,8 @@ def _change(change: Change, row_of: Mapping[Key, int]) -> dict[str, Any]:
 
 def _row(record: Record, ctx: Context, targets: list[int], mine: list[int],
          changes: Sequence[Change], added: set[int]) -> dict[str, Any]:
-    stored, view_ref = stored_of(record)
     view = record.view
+    stored, view_ref = stored_of(record.data, view)
     role = view.get("role")
     row: dict[str, Any] = {
         "s": record.source.label(), "k": record.kind,
@@ -206,7 +211,7 @@ def diff_blocks(before: list[Any], after: list[Any], why: Sequence[Change]) -> l
             out.append(["n", block])
             continue
         out.extend(["x", i, _why_removed(before[i], why)] for i in range(at, k))
-        out.append(["r", k, block, _why_kind(why, ch.SCREENSHOT_OMITTED)] if replaced
+        out.append(["r", k, block, _why_kind(why, ChangeKind.SCREENSHOT_OMITTED)] if replaced
                    else ["k", k])
         at = k + 1
     out.extend(["x", i, _why_removed(before[i], why)] for i in range(at, len(before)))
@@ -230,7 +235,7 @@ def _why_removed(block: Any, why: Sequence[Change]) -> str:
         cid = block.get("id") if isinstance(block.get("id"), str) else block.get("toolCallId")
         if cid is not None:
             for change in why:
-                if change.kind == ch.DROPPED_UNPAIRED_CALL and \
+                if change.kind == ChangeKind.DROPPED_UNPAIRED_CALL and \
                         change.detail.get("tool_call_id") == cid:
                     return f"{change.kind}: {change.reason}"
     for change in why:
@@ -258,7 +263,7 @@ def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
     tokens: dict[int, int] = {}
     for r in records:
         if r.kind == MESSAGE:
-            view = r.view
+            view = message_view(r.data)
             tokens[id(view)] = estimate_message(view)
     before = sum(tokens.values())
     after = 0
@@ -267,7 +272,7 @@ def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
         after += known if known is not None else estimate_message(m)
     kinds = Counter(c.kind for c in ctx.changes)
     compactions = [{"row": i, "s": row["s"], **row["cp"],
-                    "applied": any(ctx.changes[c].kind == ch.CHECKPOINT_APPLIED
+                    "applied": any(ctx.changes[c].kind == ChangeKind.CHECKPOINT_APPLIED
                                    for c in row["cs"])}
                    for i, row in enumerate(page.rows) if "cp" in row]
     roles = sorted({r for row in page.rows if isinstance(r := row["r"], str)})
