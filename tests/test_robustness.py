@@ -126,3 +126,15 @@ def test_python_text_reader_takes_literals_only() -> None:
     for text in ("__import__('os')", "[1, 2", "{[]: 1}", "[" * 300 + "]" * 300, "'\\ud800'",
                  "[1] [2]", "f'x'"):
         assert read_literal(text) is None
+
+
+def test_millions_of_bad_lines_list_a_thousand_and_count_the_rest() -> None:
+    from sessionctx.records import MAX_LISTED_PROBLEMS
+
+    raw = b'{"role":"user","content":"x"}\n' + b"{bad\n" * (MAX_LISTED_PROBLEMS + 500) + \
+        b'{"role":"user","content":"y"}\n'
+    result = read_bytes(raw, "bad.jsonl")
+    assert len(result.records) == 2 and not result.fatal
+    assert len(result.problems) == MAX_LISTED_PROBLEMS + 1
+    assert str(result.problems[-1]) == (
+        "bad.jsonl: ... and 500 more problem(s) like these, not listed")

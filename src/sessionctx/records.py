@@ -87,10 +87,37 @@ class Problem:
                 "fatal": self.fatal}
 
 
+MAX_LISTED_PROBLEMS = 1000
+
+
+class Problems(list[Problem]):
+    """A read's problems: the first MAX_LISTED_PROBLEMS listed, the others counted in one
+    entry after them (fatal ones are always listed), so a file of millions of bad lines takes
+    the memory of a thousand problems and every good record in it is still read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unlisted = 0
+        self._note = -1
+
+    def append(self, problem: Problem) -> None:
+        if problem.fatal or len(self) < MAX_LISTED_PROBLEMS:
+            super().append(problem)
+            return
+        self.unlisted += 1
+        note = Problem(f"... and {self.unlisted} more problem(s) like these, not listed",
+                       problem.path)
+        if self._note < 0:
+            self._note = len(self)
+            super().append(note)
+        else:
+            self[self._note] = note
+
+
 @dataclass(slots=True)
 class ReadResult:
     records: list[Record] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=Problems)
 
     @property
     def fatal(self) -> bool:

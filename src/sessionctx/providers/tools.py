@@ -71,7 +71,7 @@ def load_tools(text: str, path: str) -> tuple[list[Tool], list[str]]:
     try:
         value = decoding.parse_text(text)
     except decoding.Malformed as exc:
-        raise ToolsError(f"{path}: not readable: {exc}") from None
+        raise ToolsError(f"{path}: not JSON: {exc}") from None
     tools, problems = read_tools(value)
     if not tools and not problems:
         raise ToolsError(f"{path}: no tool definitions found")
