@@ -89,6 +89,7 @@ def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
             return _no_format(path, result)
         if document is not None and not result.fatal:
             document_duplicates(raw, document, path, result)
+        result.format = chosen
     if fmt != "auto" and result.fatal:
         reasons = "; ".join(p.message for p in result.problems if p.fatal)
         if not reasons.startswith("not a"):
