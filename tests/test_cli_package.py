@@ -75,7 +75,8 @@ def test_budget_and_import_read_the_format_from_names(tmp_path: Path) -> None:
          "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
                      "content": [{"type": "text", "text": "hi, how can I help"}]}}])
     assert _tokens(path, "--from", "claude-code") == _tokens(path) > 0
-    assert _tokens(path, "--from", "native") == 0
+    native = run("budget", path, "--from", "native", "--window", "100000", "--json")
+    assert native.exit_code == 2 and "not a native file" in native.output
     url = f"sqlite:///{tmp_path / 's.db'}"
     imported = run("import", path, "--session", "s", "--store", url, "--from", "claude-code")
     assert imported.exit_code == 0, imported.output

@@ -306,10 +306,16 @@ def raw_arguments(obj: Any) -> list[str]:
 
 
 def test_repair_arguments() -> None:
-    assert policies.repair_arguments('{"a": 1}') == ({"a": 1}, False)
-    assert policies.repair_arguments("[1]") == ({policies.RAW_ARGUMENTS_KEY: "[1]"}, True)
-    assert policies.repair_arguments(None) == ({}, True)
-    assert policies.repair_arguments(3) == ({policies.RAW_ARGUMENTS_KEY: "3"}, True)
+    assert policies.repair_arguments('{"a": 1}') == ({"a": 1}, None)
+    assert policies.repair_arguments("[1]") == ({policies.RAW_ARGUMENTS_KEY: "[1]"},
+                                                "were not a JSON object")
+    assert policies.repair_arguments(None) == ({}, "were not a JSON object")
+    assert policies.repair_arguments(3) == ({policies.RAW_ARGUMENTS_KEY: "3"},
+                                            "were not a JSON object")
+    for stored in ('{"a": NaN}', '{"a": -Infinity}', '{"a": 1e999}'):
+        args, why = policies.repair_arguments(stored)
+        assert args == {policies.RAW_ARGUMENTS_KEY: stored}
+        assert why is not None and "JSON cannot carry" in why
 
 
 # ---------------------------------------------------------------- thinking

@@ -13,25 +13,41 @@ from typing import Any
 from sessionctx.errors import BadArgument
 from sessionctx.gcpause import paused_gc
 from sessionctx.importers import MODULES, importer
+from sessionctx.importers.common import not_a_file
 from sessionctx.importers.detect import NATIVE, decode_document, detect
 from sessionctx.records import (
+    CONTEXT,
+    INVALID,
     UNKNOWN,
     Problem,
     Progress,
     ReadResult,
+    document_duplicates,
     read_bytes,
     read_path,
 )
 
 FORMATS = ("auto", NATIVE, *MODULES)
+EXPECTED = {
+    NATIVE: "sessionctx records: JSONL, a JSON array of records, an xopc_session_transcript "
+            "envelope or pi entries, each with a role, kind or type sessionctx knows",
+    "claude-code": "Claude Code JSONL: lines of type user, assistant, system or summary with a "
+                   "uuid or sessionId",
+    "codex": "Codex rollout JSONL: session_meta, response_item, turn_context, event_msg or "
+             "compacted lines with a payload",
+    "pi": "a pi session: JSONL entries (a session header, message entries with id and "
+          "parentId) or one pi message object",
+    "gemini-cli": "one JSON document: a Gemini CLI session whose messages are user and gemini "
+                  "messages",
+    "openai-chat": "one JSON document: a list of chat messages (role, content), or an object "
+                   "with a messages or history list",
+}
 
 
 def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None) -> ReadResult:
     """Read `path` ('-' for stdin) as native records, in format `fmt` or the one detected."""
     if fmt not in FORMATS:
         raise BadArgument(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-    if fmt == NATIVE:
-        return read_path(path, progress=progress)
     if path == "-":
         raw, label = sys.stdin.buffer.read(), "<stdin>"
     else:
@@ -40,6 +56,9 @@ def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None
                 raw = f.read()
         except OSError:
             return read_path(path)  # the core names what is wrong with the path
+        except MemoryError:
+            return ReadResult(problems=[Problem("is too large to read into memory", path,
+                                                fatal=True)])
         label = path
     return read_raw(raw, label, fmt, progress=progress)
 
@@ -64,12 +83,36 @@ def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
         result = read_bytes(raw, path, progress=progress)
         if fmt == "auto" and _unrecognised(result):
             return _no_format(path, result)
-        return result
-    result = importer(chosen)(raw, path, document, progress)
-    if fmt == "auto" and result.fatal:
-        return _no_format(path, result)
-    result.format = chosen
+    else:
+        result = importer(chosen)(raw, path, document, progress)
+        if fmt == "auto" and result.fatal:
+            return _no_format(path, result)
+        if document is not None and not result.fatal:
+            document_duplicates(raw, document, path, result)
+        result.format = chosen
+    if fmt != "auto" and result.fatal:
+        reasons = "; ".join(p.message for p in result.problems if p.fatal)
+        if not reasons.startswith("not a"):
+            return _not_this_format(path, fmt, raw, document, reasons)
+    elif fmt != "auto" and not _recognised(chosen, raw, document, result):
+        return _not_this_format(path, fmt, raw, document)
     return result
+
+
+def _recognised(fmt: str, raw: bytes, document: Any, result: ReadResult) -> bool:
+    """Whether a file read as the named format held anything of it: a record the format
+    converts, or lines the format's detection knows (a file of bookkeeping lines only)."""
+    if fmt == NATIVE:  # native is also what detection falls back to: only records count
+        return any(r.kind not in (UNKNOWN, INVALID) for r in result.records)
+    return any(r.kind not in (UNKNOWN, INVALID, CONTEXT) for r in result.records) or detect(
+        raw, document) == fmt
+
+
+def _not_this_format(path: str | None, fmt: str, raw: bytes, document: Any,
+                     why: str | None = None) -> ReadResult:
+    found = detect(raw, document)
+    hint = f"; it looks like {found}: try --from {found}" if found not in (fmt, NATIVE) else ""
+    return not_a_file(path, fmt, EXPECTED[fmt], why, hint)
 
 
 def _document(raw: bytes) -> dict[str, Any] | list[Any] | None:

@@ -68,7 +68,7 @@ def calls(message: Mapping[str, Any]) -> Iterator[Call]:
     content = message.get("content")
     if isinstance(content, list):
         for i, block in enumerate(content):
-            if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
+            if isinstance(block, dict) and _is_call_type(block.get("type")):
                 yield _new_call(Call, (*block_call(block), ("content", i)))
     tool_calls = message.get("tool_calls")
     if isinstance(tool_calls, list):
@@ -94,7 +94,7 @@ def call_ids(message: Mapping[str, Any]) -> list[str]:
     content = message.get("content")
     if isinstance(content, list):
         for block in content:
-            if isinstance(block, dict) and block.get("type") in CALL_BLOCK_TYPES:
+            if isinstance(block, dict) and _is_call_type(block.get("type")):
                 cid = block_call_id(block)
                 if cid is not None:
                     ids.append(cid)
@@ -111,14 +111,21 @@ def call_ids(message: Mapping[str, Any]) -> list[str]:
 
 def result_id(message: Mapping[str, Any]) -> str | None:
     """The call id a tool result answers, or None for any other message."""
-    if message.get("role") not in RESULT_ROLES:
+    role = message.get("role")
+    if not isinstance(role, str) or role not in RESULT_ROLES:
         return None
     rid = message.get("toolCallId")  # RESULT_ID_KEYS[0], where nearly every result has it
     return rid if isinstance(rid, str) else first_string(message, RESULT_ID_KEYS)
 
 
 def is_result(message: Mapping[str, Any]) -> bool:
-    return message.get("role") in RESULT_ROLES
+    role = message.get("role")
+    return isinstance(role, str) and role in RESULT_ROLES
+
+
+def _is_call_type(btype: Any) -> bool:
+    """`btype in CALL_BLOCK_TYPES` for a value read from a record, which may be unhashable."""
+    return isinstance(btype, str) and btype in CALL_BLOCK_TYPES
 
 
 def without_calls(message: Message, drop: set[tuple[str, int]]) -> Message:

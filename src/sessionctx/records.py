@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
+from sessionctx import decoding
 from sessionctx.changes import Source
 from sessionctx.errors import NoSuchEntry
 from sessionctx.gcpause import paused_gc
@@ -88,10 +87,37 @@ class Problem:
                 "fatal": self.fatal}
 
 
+MAX_LISTED_PROBLEMS = 1000
+
+
+class Problems(list[Problem]):
+    """A read's problems: the first MAX_LISTED_PROBLEMS listed, the others counted in one
+    entry after them (fatal ones are always listed), so a file of millions of bad lines takes
+    the memory of a thousand problems and every good record in it is still read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unlisted = 0
+        self._note = -1
+
+    def append(self, problem: Problem) -> None:
+        if problem.fatal or len(self) < MAX_LISTED_PROBLEMS:
+            super().append(problem)
+            return
+        self.unlisted += 1
+        note = Problem(f"... and {self.unlisted} more problem(s) like these, not listed",
+                       problem.path)
+        if self._note < 0:
+            self._note = len(self)
+            super().append(note)
+        else:
+            self[self._note] = note
+
+
 @dataclass(slots=True)
 class ReadResult:
     records: list[Record] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=Problems)
     format: str = "native"  # the format the input was read in (inputs.FORMATS)
 
     @property
@@ -206,7 +232,8 @@ def checkpoint_problem(view: Mapping[str, Any]) -> str | None:
     if restored is not None and not isinstance(restored, str):
         return "checkpoint field 'restoredFromCompactionId' must be a string"
     for i, message in enumerate(view["messages"]):
-        if not isinstance(message, dict) or message.get("role") not in MODEL_ROLES:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or \
+                message["role"] not in MODEL_ROLES:
             return f"checkpoint messages[{i}] is not a chat message"
         problem = message_problem(message)
         if problem:
@@ -275,7 +302,6 @@ def _json_type(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # Reading
 
-_decoder = msgspec.json.Decoder()
 Progress = Callable[[int, int], None]
 
 
@@ -317,17 +343,45 @@ def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
     if not stripped:
         return _fatal(path, "is empty: no records")
     if stripped[:1] == b"[":
-        return _read_document(body, path)
+        return _read_document(body, path, max_line_bytes)
     newline = stripped.find(b"\n")  # not split: that would copy the whole file
     first_line = (stripped if newline < 0 else stripped[:newline]).strip()
-    if stripped[:1] == b"{" and len(first_line) <= max_line_bytes:
+    if stripped[:1] == b"{" and newline >= 0 and len(first_line) <= max_line_bytes:
         try:
-            _decoder.decode(first_line)
-        except msgspec.DecodeError:
+            decoding.decode(first_line)
+        except decoding.Malformed:
+            if len(body) > max_line_bytes:
+                return _large_document(body, path, max_line_bytes, progress)
             document = _try_document(body)
             if document is not None:
-                return _records_from_document(document, path)
+                result = _records_from_document(document, path)
+                document_duplicates(body, document, path, result)
+                return result
     return _read_lines(body, path, max_line_bytes, progress)
+
+
+def _large_document(body: bytes, path: str | None, max_line_bytes: int,
+                    progress: Progress | None) -> ReadResult:
+    """A file over the limit whose first line is not a record: JSONL with a bad first line,
+    or one large JSON document (no object on any of its first lines), which is refused like a
+    line over the limit without reading every fragment of it as a line."""
+    head = body[:1 << 20].split(b"\n")[1:_DOCUMENT_PROBE_LINES]
+    if not any(_is_object(line) for line in head):
+        return _fatal(path, document_too_large(len(body), max_line_bytes))
+    result = _read_lines(body, path, max_line_bytes, progress)
+    if not result.records:
+        return _fatal(path, document_too_large(len(body), max_line_bytes))
+    return result
+
+
+_DOCUMENT_PROBE_LINES = 16
+
+
+def _is_object(line: bytes) -> bool:
+    try:
+        return isinstance(decoding.decode(line), dict)
+    except decoding.Malformed:
+        return False
 
 
 _CHUNK_BYTES = 256 * 1024  # lines are decoded a chunk at a time; progress is told per chunk
@@ -363,7 +417,9 @@ def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
     if not result.records and not result.problems:
         result.problems.append(Problem("holds no records", path, fatal=True))
     elif not result.records and result.problems:
-        result.problems.append(Problem("no line could be read as a record", path, fatal=True))
+        first = result.problems[0]
+        result.problems.append(Problem(f"no line could be read as a record (first: line "
+                                       f"{first.line}: {first.message})", path, fatal=True))
     return result
 
 
@@ -388,18 +444,14 @@ def _decode_chunk(raw: bytes, view: memoryview, start: int, end: int,
             return None
         count += 1
         newline = raw.find(b"\n", newline + 1, last)
-    try:
-        objects: list[dict[str, Any]] = _decoder.decode_lines(view[start:end])
-    except msgspec.DecodeError:
-        return None
-    return objects if len(objects) == count else None
+    return decoding.decode_lines(view[start:end], count)
 
 
 def _objects_of_lines(lines: list[bytes], first_line: int, path: str | None,
                       max_line_bytes: int, last_is_torn: bool, problems: list[Problem]
                       ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Decode lines one at a time, reporting each that holds no object where it is."""
-    decode = _decoder.decode
+    decode = decoding.decode
     last = first_line + len(lines) - 1
     for lineno, line in enumerate(lines, first_line):
         if len(line) > max_line_bytes:
@@ -409,16 +461,20 @@ def _objects_of_lines(lines: list[bytes], first_line: int, path: str | None,
             continue
         try:
             data = decode(line)
-        except msgspec.DecodeError as exc:
+        except decoding.Malformed as exc:
             if not line.strip():
                 continue
-            problems.append(Problem(_line_error(line, exc, last_is_torn and lineno == last),
+            problems.append(Problem(_line_error(exc, last_is_torn and lineno == last),
                                     path, lineno))
             continue
         if not isinstance(data, dict):
             problems.append(Problem(f"expected a JSON object, got {_json_type(data)}", path,
                                     lineno))
             continue
+        if decoding.duplicate_keys_possible(line, data):
+            keys = decoding.duplicate_keys(line)
+            if keys:
+                problems.append(Problem(decoding.duplicate_problem(keys), path, lineno))
         yield lineno, data
 
 
@@ -433,30 +489,47 @@ def _add_records(numbered: Iterable[tuple[int, dict[str, Any]]], path: str | Non
         records.append(record)
 
 
-def _line_error(line: bytes, exc: msgspec.DecodeError, is_last_unterminated: bool) -> str:
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as ue:
-        return f"invalid UTF-8 at byte {ue.start + 1} of the line"
-    if is_last_unterminated:
+def _line_error(exc: decoding.Malformed, is_last_unterminated: bool) -> str:
+    if exc.reason.startswith("invalid UTF-8"):
+        return f"{exc.reason} of the line"
+    if is_last_unterminated and exc.reason.startswith("not valid JSON"):
         return ("last line is incomplete (no newline at the end and not valid JSON): "
                 "probably a write cut off by a crash")
-    return f"not valid JSON: {exc}"
+    return exc.reason
 
 
 def _try_document(raw: bytes) -> Any | None:
     try:
-        return _decoder.decode(raw)
-    except msgspec.DecodeError:
+        return decoding.decode(raw)
+    except decoding.Malformed:
         return None
 
 
-def _read_document(raw: bytes, path: str | None) -> ReadResult:
+def _read_document(raw: bytes, path: str | None, max_bytes: int = DEFAULT_MAX_LINE_BYTES
+                   ) -> ReadResult:
+    if len(raw) > max_bytes:
+        return _fatal(path, document_too_large(len(raw), max_bytes))
     try:
-        document = _decoder.decode(raw)
-    except msgspec.DecodeError as exc:
-        return _fatal(path, f"is not valid JSON: {_with_line(raw, exc)}")
-    return _records_from_document(document, path)
+        document = decoding.decode(raw)
+    except decoding.Malformed as exc:
+        return _fatal(path, f"is not readable as one JSON document: {_with_line(raw, exc)}")
+    result = _records_from_document(document, path)
+    document_duplicates(raw, document, path, result)
+    return result
+
+
+def document_too_large(size: int, max_bytes: int = DEFAULT_MAX_LINE_BYTES) -> str:
+    return (f"is one JSON document of {size / 1048576:.1f} MiB, over the "
+            f"{max_bytes / 1048576:.0f} MiB limit for one document (or line); not read")
+
+
+def document_duplicates(raw: bytes, document: Any, path: str | None,
+                        result: ReadResult) -> None:
+    """Report the keys a JSON document repeats (the last value of each was kept)."""
+    if decoding.duplicate_keys_possible(raw, document):
+        keys = decoding.duplicate_keys(raw)
+        if keys:
+            result.problems.append(Problem(decoding.duplicate_problem(keys), path))
 
 
 def _records_from_document(document: Any, path: str | None) -> ReadResult:
@@ -464,7 +537,8 @@ def _records_from_document(document: Any, path: str | None) -> ReadResult:
         if document.get("type") == "xopc_session_transcript" and isinstance(
                 document.get("messages"), list):
             return _records_from_items(document["messages"], path)
-        if document.get("role") in MODEL_ROLES:
+        role = document.get("role")
+        if isinstance(role, str) and role in MODEL_ROLES:
             return _records_from_items([document], path)
         return _fatal(path, "is a single JSON object, not records: known forms are JSONL, "
                             "a JSON array of records, and the xopc_session_transcript envelope")
@@ -486,11 +560,14 @@ def _records_from_items(items: Iterable[Any], path: str | None) -> ReadResult:
         result.records.append(record)
     if not result.records and not result.problems:
         result.problems.append(Problem("holds no records", path, fatal=True))
+    elif not result.records:
+        result.problems.append(Problem(f"no item could be read as a record (first: "
+                                       f"{result.problems[0].message})", path, fatal=True))
     return result
 
 
-def _with_line(raw: bytes, exc: msgspec.DecodeError) -> str:
-    text = str(exc)
+def _with_line(raw: bytes, exc: decoding.Malformed) -> str:
+    text = exc.reason
     marker = "(byte "
     if marker in text:
         try:

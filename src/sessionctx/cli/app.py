@@ -4,6 +4,8 @@ and the output helpers every command shares."""
 from __future__ import annotations
 
 import gc
+import io
+import re
 import sys
 from typing import IO, Any, Literal, NoReturn
 
@@ -43,6 +45,7 @@ class App(click.Group):
     message, never with a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        _escape_unencodable()
         try:
             return super().invoke(ctx)
         except SessionctxError as exc:
@@ -60,8 +63,12 @@ PRETTY = "sessionctx.pretty"  # the click context's meta key `--pretty` sets
 
 def emit_json(obj: object) -> None:
     """One JSON document on stdout: compact, one line (for jq and other programs), or indented
-    with --pretty; UTF-8, and always valid JSON (a NaN or infinity is written as null)."""
-    data = msgspec.json.encode(obj)
+    with --pretty; UTF-8, and always valid JSON (a NaN or infinity is written as null, text
+    that is not valid Unicode, such as a file name of non-UTF-8 bytes, with U+FFFD)."""
+    try:
+        data = msgspec.json.encode(obj)
+    except UnicodeEncodeError:
+        data = msgspec.json.encode(_valid_text(obj))
     ctx = click.get_current_context(silent=True)
     if ctx is not None and ctx.find_root().meta.get(PRETTY):
         data = msgspec.json.format(data, indent=2)
@@ -78,6 +85,28 @@ def run() -> None:
     so the cyclic collector, which would scan it again and again, does not run."""
     gc.disable()
     main()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(value: Any) -> Any:
+    """`value` with every lone surrogate in its text replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_valid_text(v) for v in value]
+    return value
+
+
+def _escape_unencodable() -> None:
+    """Text that is not valid Unicode (a file name of non-UTF-8 bytes) is printed escaped,
+    so the output stays valid UTF-8 and printing never fails."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def warn_problems(problems: list[Problem]) -> None:

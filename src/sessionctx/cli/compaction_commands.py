@@ -10,7 +10,14 @@ import click
 
 from sessionctx.cli.app import emit_json, fail, main, warn_problems
 from sessionctx.cli.loader import SessionSource, load, open_target
-from sessionctx.cli.options import build_options, json_option, source_options, tokenizer_option
+from sessionctx.cli.options import (
+    TEXT,
+    build_options,
+    finite_float,
+    json_option,
+    source_options,
+    tokenizer_option,
+)
 from sessionctx.context import BuildOptions
 from sessionctx.errors import CompactionError, SessionChanged
 
@@ -34,7 +41,7 @@ def _counter(tokenizer: str) -> TokenCounter:
 
 
 @main.command()
-@click.option("--summarizer", "spec", metavar="SPEC",
+@click.option("--summarizer", "spec", metavar="SPEC", type=TEXT,
               help="'command:CMD' (prompt on stdin, summary on stdout), 'anthropic:MODEL' or "
                    "'openai:MODEL' (key from ANTHROPIC_API_KEY / OPENAI_API_KEY).")
 @click.option("--keep-turns", type=click.IntRange(min=0), default=3, show_default=True,
@@ -44,7 +51,7 @@ def _counter(tokenizer: str) -> TokenCounter:
 @click.option("--force", is_flag=True,
               help="When the keep rules keep everything, cut at the start of the active turn.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the prompt; write nothing.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=180.0,
+@click.option("--timeout", type=finite_float(0, min_open=True), default=180.0,
               show_default=True, metavar="SECONDS", help="Give up on the summarizer after this.")
 @click.option("--max-identifiers", type=click.IntRange(min=0), default=40, show_default=True,
               metavar="N", help="How many exact identifiers the audit requires at most.")
@@ -137,7 +144,7 @@ def _print_written(written: Written, target: Target, as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--before", "before", required=True, metavar="CHECKPOINT",
+@click.option("--before", "before", required=True, metavar="CHECKPOINT", type=TEXT,
               help="The checkpoint to undo: its id, or its line (file) or seq (store) number.")
 @json_option
 @source_options(appends=True)
@@ -163,7 +170,7 @@ def restore(source: SessionSource, before: str, as_json: bool) -> None:
               help="The model's context window in tokens.")
 @click.option("--reserve", type=click.IntRange(min=0), default=8192, show_default=True,
               metavar="R", help="Tokens kept free for the answer.")
-@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8,
+@click.option("--threshold", type=finite_float(0, 1, min_open=True), default=0.8,
               show_default=True, metavar="T", help="Compact above this share of the window.")
 @json_option
 @tokenizer_option

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,42 @@ if TYPE_CHECKING:
     from sessionctx.providers.tools import Tool
 
 Command = Callable[..., None]
+
+
+class _Text(click.ParamType):  # type: ignore[type-arg]
+    """Text that must be valid Unicode: an argument holding bytes that are not UTF-8 (which
+    Python passes on as lone surrogates) is refused here, before it reaches a store, a request
+    body or the output."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                self.fail(f"{value!r} is not valid UTF-8 text", param, ctx)
+        return value
+
+
+class _FiniteFloat(click.FloatRange):
+    """A float range that refuses NaN and infinities, which compare as inside any range."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+TEXT = _Text()
+
+
+def finite_float(low: float | None = None, high: float | None = None, *,
+                 min_open: bool = False) -> click.FloatRange:
+    return _FiniteFloat(low, high, min_open=min_open)
 Decorator = Callable[[Command], Command]
 
 
@@ -51,13 +88,13 @@ def source_options(*, appends: bool = False) -> Decorator:
                          show_default=True,
                          help="The format of PATH: auto detects it; native is sessionctx's own "
                               "records; the others are agents' histories."),
-            click.option("--leaf", metavar="ID",
+            click.option("--leaf", metavar="ID", type=TEXT,
                          help="For tree-shaped sessions (pi): the entry whose branch to read "
                               "(default: the last entry).")]
     options += [
-        click.option("--session", "session", metavar="ID",
+        click.option("--session", "session", metavar="ID", type=TEXT,
                      help="Read session ID from the store instead of PATH."),
-        click.option("--store", "store_url", metavar="URL",
+        click.option("--store", "store_url", metavar="URL", type=TEXT,
                      help="Store URL (sqlite:///file.db, jsonl:///dir, postgresql://...); "
                           "default $SESSIONCTX_STORE or the user's sessions.db."),
         click.argument("path", required=False)]
@@ -79,7 +116,7 @@ build_options = _gather(
         click.option("--keep-screenshots", type=click.IntRange(min=0), default=1,
                      show_default=True, metavar="N",
                      help="How many of the latest browser results with images keep them."),
-        click.option("--browser-tool", multiple=True, metavar="NAME",
+        click.option("--browser-tool", multiple=True, metavar="NAME", type=TEXT,
                      help="A tool whose results are browser screenshots (repeatable; "
                           "default browser_use).")])
 """The options every command that builds a context shares."""
@@ -173,9 +210,9 @@ provider_options = _gather(
         click.option("--thinking-as-text", is_flag=True,
                      help="With --provider: reasoning that cannot be replayed to the target "
                           "model is sent as plain text instead of being removed."),
-        click.option("--system", "system_prompt", metavar="TEXT",
+        click.option("--system", "system_prompt", metavar="TEXT", type=TEXT,
                      help="With --provider: the system prompt of the request."),
-        click.option("--model", metavar="M",
+        click.option("--model", metavar="M", type=TEXT,
                      help="With --provider: the target model, which picks the capability row "
                           "(default: the provider's current default model)."),
         click.option("--provider", type=click.Choice(_provider_names()),
@@ -194,6 +231,6 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
 
 tokenizer_option = click.option(
-    "--tokenizer", default="estimate", show_default=True, metavar="NAME",
+    "--tokenizer", type=TEXT, default="estimate", show_default=True, metavar="NAME",
     help="'estimate' (characters/4, images 1024) or an OpenAI model or encoding name for an "
          "exact count, available only when its tiktoken encoding is already cached.")

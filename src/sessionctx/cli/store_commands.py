@@ -10,7 +10,7 @@ import click
 
 from sessionctx.cli.app import emit_json, main, warn_problems
 from sessionctx.cli.loader import read_file
-from sessionctx.cli.options import json_option
+from sessionctx.cli.options import TEXT, json_option
 from sessionctx.inputs import FORMATS
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-store_option = click.option("--store", "store_url", metavar="URL",
+store_option = click.option("--store", "store_url", metavar="URL", type=TEXT,
                             help="Store URL (default: see build).")
 
 
@@ -49,7 +49,8 @@ def sessions(store_url: str | None, as_json: bool) -> None:
 
 @main.command("import")
 @click.argument("path")
-@click.option("--session", required=True, metavar="ID", help="Session to append the records to.")
+@click.option("--session", required=True, metavar="ID", type=TEXT,
+              help="Session to append the records to.")
 @click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="The format of PATH (see build).")
 @store_option
@@ -64,7 +65,7 @@ def import_(path: str, session: str, fmt: str, store_url: str | None) -> None:
 
 
 @main.command()
-@click.argument("session", metavar="ID")
+@click.argument("session", metavar="ID", type=TEXT)
 @click.option("-o", "--output", required=True, metavar="PATH", help="JSONL file to write.")
 @store_option
 def export(session: str, output: str, store_url: str | None) -> None:

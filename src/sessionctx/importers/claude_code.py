@@ -239,7 +239,8 @@ def read(raw: bytes, path: str | None, document: Any = None,
         if entry.get("isCompactSummary") and boundary is not None:
             bline, bentry = boundary
             boundary = None
-            meta = bentry.get("compactMetadata") or {}
+            meta = bentry.get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
             messages = [r.view for r in records]
             summary = "".join(b.get("text", "") for m in messages for b in m["content"]
                               if b.get("type") == "text")

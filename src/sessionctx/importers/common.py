@@ -7,17 +7,23 @@ A source line that never reaches the model becomes a context row keeping the who
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable
 from typing import Any
 
-import msgspec
-
+from sessionctx import decoding
 from sessionctx.changes import Source
-from sessionctx.records import INVALID, Problem, Progress, ReadResult, Record, make_record
+from sessionctx.records import (
+    DEFAULT_MAX_LINE_BYTES,
+    INVALID,
+    Problem,
+    Progress,
+    ReadResult,
+    Record,
+    document_too_large,
+    make_record,
+)
 
 Obj = dict[str, Any]
-_decoder = msgspec.json.Decoder()
 
 
 def message_record(message: Obj, source: Source, raw: Any, fmt: str) -> Record:
@@ -72,9 +78,10 @@ def parse_arguments(arguments: Any) -> Any:
     """Tool-call arguments as an object: JSON text is decoded, anything else kept as it is."""
     if isinstance(arguments, str):
         try:
-            value = json.loads(arguments)
-        except ValueError:
-            return {"input": arguments}
+            value = decoding.parse_text(arguments)
+        except decoding.Malformed as exc:
+            # text JSON cannot carry stays text: the provider step keeps it recoverably
+            return arguments if exc.nonfinite else {"input": arguments}
         return value if isinstance(value, dict) else {"input": value}
     if arguments is None:
         return {}
@@ -96,22 +103,43 @@ def jsonl_objects(raw: bytes, path: str | None, result: ReadResult,
             progress(min(done, total), total)
         if not line.strip():
             continue
+        if len(line) > DEFAULT_MAX_LINE_BYTES:
+            result.problems.append(Problem(
+                f"line is {len(line) / 1048576:.1f} MiB, over the "
+                f"{DEFAULT_MAX_LINE_BYTES / 1048576:.0f} MiB line limit; skipped", path, lineno))
+            continue
         try:
-            data = _decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            result.problems.append(Problem(f"not valid JSON: {exc}", path, lineno))
+            data = decoding.decode(line)
+        except decoding.Malformed as exc:
+            result.problems.append(Problem(exc.reason, path, lineno))
             continue
         if not isinstance(data, dict):
             result.problems.append(Problem("expected a JSON object", path, lineno))
             continue
+        if decoding.duplicate_keys_possible(line, data):
+            keys = decoding.duplicate_keys(line)
+            if keys:
+                result.problems.append(Problem(decoding.duplicate_problem(keys), path, lineno))
         yield lineno, data
     if progress is not None:
         progress(total, total)
 
 
 def decode_document(raw: bytes) -> Any:
+    """The file as one JSON value; decoding.Malformed when it is not one."""
     body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
-    return _decoder.decode(body)
+    if len(body) > DEFAULT_MAX_LINE_BYTES:
+        raise decoding.Malformed(document_too_large(len(body)).removeprefix("is "))
+    return decoding.decode(body)
+
+
+def not_a_file(path: str | None, fmt: str, expected: str, why: str | None = None,
+               hint: str = "") -> ReadResult:
+    """The answer when the file named as `fmt` is not one: what was expected, and why not."""
+    detail = f" ({why})" if why else ""
+    article = "an" if fmt[:1] in "aeiou" else "a"
+    return ReadResult(problems=[Problem(
+        f"not {article} {fmt} file: expected {expected}{detail}{hint}", path, fatal=True)])
 
 
 def finish(result: ReadResult, path: str | None, fmt: str) -> ReadResult:
@@ -122,6 +150,11 @@ def finish(result: ReadResult, path: str | None, fmt: str) -> ReadResult:
                                            record.source.line))
     if not result.records:
         unreadable = len(result.problems)
-        detail = f" ({unreadable} unreadable line(s) or item(s))" if unreadable else ""
+        detail = ""
+        if unreadable:
+            first = result.problems[0]
+            where = f"line {first.line}: " if first.line is not None else ""
+            detail = (f" ({unreadable} unreadable line(s) or item(s); first: "
+                      f"{where}{first.message})")
         result.problems = [Problem(f"holds no {fmt} records{detail}", path, fatal=True)]
     return result

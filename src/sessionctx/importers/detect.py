@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
+from sessionctx import decoding
+from sessionctx.importers import common
 from sessionctx.importers.common import is_in
 from sessionctx.messages import MODEL_ROLES
 
 NATIVE = "native"
-_decoder = msgspec.json.Decoder()
 _CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot",
                            "queue-operation", "progress"})
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg",
@@ -20,10 +19,9 @@ _NATIVE_BLOCKS = frozenset({"toolCall", "thinking", "image"})
 
 def decode_document(raw: bytes) -> Any | None:
     """The whole file as one JSON value, or None when it is not one (JSONL, say)."""
-    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
     try:
-        return _decoder.decode(body)
-    except msgspec.DecodeError:
+        return common.decode_document(raw)
+    except decoding.Malformed:
         return None
 
 
@@ -42,8 +40,8 @@ def _head_objects(raw: bytes, limit: int = 50) -> list[dict[str, Any]]:
     out = []
     for line in raw[:1 << 20].split(b"\n")[:limit]:
         try:
-            value = _decoder.decode(line)
-        except msgspec.DecodeError:
+            value = decoding.decode(line)
+        except decoding.Malformed:
             continue
         if isinstance(value, dict):
             out.append(value)

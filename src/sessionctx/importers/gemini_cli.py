@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from sessionctx.changes import Source
+from sessionctx.decoding import Malformed
 from sessionctx.importers.common import (
     Obj,
     as_list,
@@ -20,12 +21,15 @@ from sessionctx.importers.common import (
     finish,
     is_in,
     message_record,
+    not_a_file,
     text_block,
 )
 from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "gemini-cli"
 TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+
+EXPECTED = "one JSON document: a Gemini CLI session whose messages are user and gemini messages"
 
 
 def messages_of(document: Any) -> list[Any] | None:
@@ -82,10 +86,13 @@ def _response_content(call: Obj, lost: list[str]) -> list[Obj] | None:
 def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     """The progress of a JSON document is not reported: it is decoded in one step."""
-    doc = document if document is not None else decode_document(raw)
+    try:
+        doc = document if document is not None else decode_document(raw)
+    except Malformed as exc:
+        return not_a_file(path, FORMAT, EXPECTED, exc.reason)
     items = messages_of(doc)
     if items is None:
-        return ReadResult(problems=[Problem("holds no Gemini CLI messages", path, fatal=True)])
+        return not_a_file(path, FORMAT, EXPECTED)
     result = ReadResult()
     for i, item in enumerate(items):
         src = Source(index=i, path=path)

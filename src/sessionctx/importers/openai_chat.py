@@ -2,8 +2,9 @@
 OpenHands message lists and OpenHands LLM logs, read as native messages.
 
 `tool_calls` become toolCall blocks (a list stored as its Python text, as OpenHands does, is
-read too), `tool` messages become toolResult messages (SWE-agent's `tool_call_ids` included),
-and `image_url` parts with data URLs become image blocks. An OpenHands LLM log
+read too, without evaluating it), `tool` messages become toolResult messages (SWE-agent's
+`tool_call_ids` included), and `image_url` parts with data URLs become image blocks. An
+OpenHands LLM log
 (`{"messages", "response", ...}`) also holds the model's reply: `response.choices[0].message`
 is read as the last assistant message, numbered as the item after the last of `messages` (its
 calls are then pending). Where function calling was emulated, the log keeps the calling form
@@ -12,11 +13,11 @@ under `fncall_messages`/`fncall_response`, and that pair is read.
 
 from __future__ import annotations
 
-import ast
 import json
 from typing import Any
 
 from sessionctx.changes import Source
+from sessionctx.decoding import Malformed, parse_text
 from sessionctx.importers.common import (
     Obj,
     data_url_image,
@@ -24,13 +25,18 @@ from sessionctx.importers.common import (
     finish,
     is_in,
     message_record,
+    not_a_file,
     parse_arguments,
     text_block,
 )
+from sessionctx.importers.pyliteral import read_literal
 from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "openai-chat"
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+EXPECTED = ("one JSON document: a list of chat messages (role, content), or an object with "
+            "a messages or history list")
 
 
 def messages_of(document: Any) -> list[Any] | None:
@@ -58,14 +64,11 @@ def _has_parts(m: Obj) -> bool:
 
 def _tool_calls(value: Any) -> list[Any]:
     if isinstance(value, str):
-        for parse in (json.loads, ast.literal_eval):
-            try:
-                parsed = parse(value)
-            except (ValueError, SyntaxError):
-                continue
-            if isinstance(parsed, list):
-                return parsed
-        return []
+        try:
+            parsed = parse_text(value)
+        except Malformed:
+            parsed = read_literal(value)
+        return parsed if isinstance(parsed, list) else []
     return value if isinstance(value, list) else []
 
 
@@ -188,11 +191,14 @@ def _reply_message(response: Any) -> tuple[Obj | None, str]:
 def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     """The progress of a JSON document is not reported: it is decoded in one step."""
-    doc = document if document is not None else decode_document(raw)
+    try:
+        doc = document if document is not None else decode_document(raw)
+    except Malformed as exc:
+        return not_a_file(path, FORMAT, EXPECTED, exc.reason)
     if isinstance(doc, dict) and isinstance(doc.get("fncall_messages"), list):
         return read_messages(doc["fncall_messages"], path, doc.get("fncall_response", NO_REPLY))
     items = messages_of(doc)
     if items is None:
-        return ReadResult(problems=[Problem("holds no chat message list", path, fatal=True)])
+        return not_a_file(path, FORMAT, EXPECTED)
     reply = doc.get("response", NO_REPLY) if isinstance(doc, dict) else NO_REPLY
     return read_messages(items, path, reply)

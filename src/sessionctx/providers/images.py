@@ -68,12 +68,23 @@ def _jpeg(raw: bytes) -> tuple[int, int] | None:
     return None
 
 
-def downscale(raw: bytes, mime: str, limit: int) -> bytes | None:
-    """The image shrunk to fit `limit` px on each side, or None when Pillow is not installed."""
+MAX_DECODE_PIXELS = 40_000_000
+"""Larger images are not decoded to be downscaled: decoding one takes gigabytes."""
+
+
+class NotDownscaled(Exception):
+    """Why an image could not be downscaled; the message completes "... and ..."."""
+
+
+def downscale(raw: bytes, mime: str, limit: int, size: tuple[int, int]) -> bytes:
+    """The image (of `size` by its header) shrunk to fit `limit` px on each side."""
+    if size[0] * size[1] > MAX_DECODE_PIXELS:
+        raise NotDownscaled(f"is too large to decode safely (over {MAX_DECODE_PIXELS:,} "
+                            "pixels)")
     try:
         from PIL import Image
     except ImportError:
-        return None
+        raise NotDownscaled("Pillow is not installed to downscale it") from None
     try:
         with Image.open(io.BytesIO(raw)) as img:
             img.thumbnail((limit, limit))
@@ -81,5 +92,5 @@ def downscale(raw: bytes, mime: str, limit: int) -> bytes | None:
             fmt = {"image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}.get(mime, "PNG")
             img.save(out, format=fmt)
             return out.getvalue()
-    except (OSError, ValueError):
-        return None
+    except Exception as exc:  # a decoder of untrusted bytes: any failure means "cannot"
+        raise NotDownscaled(f"Pillow cannot decode it ({type(exc).__name__})") from None

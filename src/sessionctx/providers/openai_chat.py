@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from sessionctx import decoding
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, data_url, json_text, raw
@@ -160,12 +160,14 @@ def _has_text(content: Any) -> bool:
 
 
 def _check_arguments(args: Any, path: str, out: list[Violation]) -> None:
+    why = ""
     try:
-        ok = isinstance(json.loads(args), dict) if isinstance(args, str) else False
-    except ValueError:
-        ok = False
+        ok = isinstance(args, str) and isinstance(decoding.parse_text(args), dict)
+    except decoding.Malformed as exc:
+        ok, why = False, f" ({exc.reason})"
     if not ok:
-        out.append(Violation(f"{path}.arguments", "arguments must be a JSON object string"))
+        out.append(Violation(f"{path}.arguments",
+                             f"arguments must be a JSON object string{why}"))
 
 
 def _check_content(content: Any, path: str, role: Any, out: list[Violation],

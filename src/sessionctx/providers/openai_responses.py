@@ -3,10 +3,10 @@ and reasoning items."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from sessionctx import decoding
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import reasoning_item
 from sessionctx.providers.policies.turns import (
@@ -172,12 +172,14 @@ def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
 
 
 def _check_args(args: Any, path: str, out: list[Violation]) -> None:
+    why = ""
     try:
-        ok = isinstance(args, str) and isinstance(json.loads(args), dict)
-    except ValueError:
-        ok = False
+        ok = isinstance(args, str) and isinstance(decoding.parse_text(args), dict)
+    except decoding.Malformed as exc:
+        ok, why = False, f" ({exc.reason})"
     if not ok:
-        out.append(Violation(f"{path}.arguments", "arguments must be a JSON object string"))
+        out.append(Violation(f"{path}.arguments",
+                             f"arguments must be a JSON object string{why}"))
 
 
 def _check_output(output: Any, path: str, out: list[Violation]) -> None:

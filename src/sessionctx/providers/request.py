@@ -8,6 +8,7 @@ provider's rules and returns every violation.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,7 +126,19 @@ def validate(body: dict[str, Any], provider: str, model: str | None = None, *,
     last assistant message is a prefill), for the rules that depend on it."""
     target = registered(provider)
     cap, chosen = target.capability(model)
-    out = target.validate(body, cap) + tools.violations(body, provider)
+    out = [*_not_json(body), *target.validate(body, cap), *tools.violations(body, provider)]
     if cap.thinking_rules:
         out += request_settings.violations(body, cap, chosen, thinking, prefill)
     return out
+
+
+def _not_json(body: dict[str, Any]) -> list[Violation]:
+    """A body that cannot be sent as JSON text: NaN or Infinity, or text that is not Unicode."""
+    try:
+        json.dumps(body, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return [Violation("$", "the body holds text that is not valid Unicode (a lone "
+                               "surrogate)")]
+    except ValueError:
+        return [Violation("$", "the body holds a number JSON cannot carry (NaN or Infinity)")]
+    return []

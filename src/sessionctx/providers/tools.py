@@ -10,10 +10,10 @@ and Bedrock (`toolSpec`) shapes, and sent under the same name the history's call
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from sessionctx import decoding
 from sessionctx.changes import ChangeKind, Source
 from sessionctx.errors import SessionctxError
 from sessionctx.providers.capabilities import (
@@ -69,8 +69,8 @@ def read_tools(value: Any) -> tuple[list[Tool], list[str]]:
 def load_tools(text: str, path: str) -> tuple[list[Tool], list[str]]:
     """Definitions from the text of a JSON file."""
     try:
-        value = json.loads(text)
-    except ValueError as exc:
+        value = decoding.parse_text(text)
+    except decoding.Malformed as exc:
         raise ToolsError(f"{path}: not JSON: {exc}") from None
     tools, problems = read_tools(value)
     if not tools and not problems:

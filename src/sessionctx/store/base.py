@@ -79,7 +79,7 @@ def encode(record: dict[str, Any]) -> bytes:
         raise StoreError(f"a record must be a JSON object, got {type(record).__name__}")
     try:
         return _encoder.encode(record)
-    except (TypeError, msgspec.EncodeError) as exc:
+    except (TypeError, msgspec.EncodeError, UnicodeEncodeError, RecursionError) as exc:
         raise StoreError(f"record cannot be stored as JSON: {exc}") from None
 
 
@@ -92,6 +92,10 @@ def kind_of(record: dict[str, Any]) -> tuple[str, bool]:
 def check_session(session: str) -> str:
     if not isinstance(session, str) or not session or "\x00" in session:
         raise StoreError("a session id must be a non-empty string")
+    try:
+        session.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StoreError(f"session id {session!r} is not valid UTF-8 text") from None
     return session
 
 

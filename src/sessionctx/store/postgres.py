@@ -191,6 +191,9 @@ class PostgresStore(SqlReads):
         return {"records": f"{self.schema}.records", "sessions": f"{self.schema}.sessions"}
 
     def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        for arg in args:
+            if isinstance(arg, str):
+                check_session(arg)
         try:
             with self._db.transaction():
                 return self._db.execute(self._sql(sql), args).fetchall()

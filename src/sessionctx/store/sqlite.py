@@ -199,6 +199,9 @@ class SqliteStore(SqlReads):
             raise self._error(exc) from None
 
     def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        for arg in args:
+            if isinstance(arg, str):
+                check_session(arg)
         try:
             return self._db.execute(sql, args).fetchall()
         except sqlite3.Error as exc:

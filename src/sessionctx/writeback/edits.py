@@ -11,12 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
+from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 
 _BOM = b"\xef\xbb\xbf"
-_decoder = msgspec.json.Decoder()
 
 # Kinds of fix the repair writes, besides the change kinds of the context it mirrors.
 REMOVED_UNREADABLE = ChangeKind.REMOVED_UNREADABLE
@@ -80,8 +78,8 @@ class Lines:
         """The line's object as it stands now, None when the line holds no JSON object."""
         if n not in self._objects:
             try:
-                value = _decoder.decode(self.text(n))
-            except msgspec.DecodeError:
+                value = decoding.decode(self.text(n))
+            except decoding.Malformed:
                 value = None
             self._objects[n] = value if isinstance(value, dict) else None
         obj: dict[str, Any] | None = self._objects[n]

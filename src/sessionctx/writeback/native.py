@@ -8,9 +8,9 @@ parent, and a compaction that kept from it keeps from its child.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from sessionctx import decoding
 from sessionctx.messages import calls, has_substance
 from sessionctx.records import ReadResult, message_view
 from sessionctx.writeback import spans
@@ -124,8 +124,8 @@ def _kept_index(lines: Lines) -> list[Fix]:
 
 def _parses(lines: Lines, n: int) -> bool:
     try:
-        json.loads(lines.original[n - 1])
-    except ValueError:
+        decoding.decode(lines.original[n - 1])
+    except decoding.Malformed:
         return False
     return True
 

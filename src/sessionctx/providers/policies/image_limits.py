@@ -76,13 +76,14 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
     size = images.dimensions(raw)
     if size is None or max(size) <= px:
         return
-    smaller = images.downscale(raw, mime, px)
-    if smaller is not None:
-        image["data"] = base64.b64encode(smaller).decode()
-        prep.log(IMAGE_DOWNSCALED, f"image of {size[0]}x{size[1]} px is over the {px} px limit",
-                 index, width=size[0], height=size[1], limit=px)
-    else:
+    try:
+        smaller = images.downscale(raw, mime, px, size)
+    except images.NotDownscaled as why:
         _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
         prep.log(IMAGE_OMITTED, f"image of {size[0]}x{size[1]} px is over the {px} px limit "
-                 "and Pillow is not installed to downscale it", index)
+                 f"and {why}", index)
+        return
+    image["data"] = base64.b64encode(smaller).decode()
+    prep.log(IMAGE_DOWNSCALED, f"image of {size[0]}x{size[1]} px is over the {px} px limit",
+             index, width=size[0], height=size[1], limit=px)
 

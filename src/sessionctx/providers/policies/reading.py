@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import (
     CALL_BLOCK_TYPES,
@@ -303,12 +304,11 @@ class Reader:
         wire = call_id
         if self.repair:
             if not isinstance(args, dict):
-                args, changed = repair_arguments(args)
+                args, why = repair_arguments(args)
                 canonical = False
-                if changed:
-                    self.prep.log(ARGUMENTS_REPAIRED, "call arguments were not a JSON object; "
-                                  f"the stored text is kept under {RAW_ARGUMENTS_KEY!r}", i,
-                                  id=call_id)
+                if why is not None:
+                    self.prep.log(ARGUMENTS_REPAIRED, f"call arguments {why}; the stored text "
+                                  f"is kept under {RAW_ARGUMENTS_KEY!r}", i, id=call_id)
             if name not in self.good_names:
                 name = self._name(name, i)
                 canonical = canonical and name is block.get("name")
@@ -400,23 +400,30 @@ def tool_name(name: str | None) -> str:
     return SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
 
 
-def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:
-    """Arguments as a JSON object; anything else is kept under RAW_ARGUMENTS_KEY."""
+NOT_AN_OBJECT = "were not a JSON object"
+
+
+def repair_arguments(args: Any) -> tuple[dict[str, Any], str | None]:
+    """Arguments as a JSON object, and why they changed (None when they did not): anything
+    else, strict JSON text only (no NaN or Infinity, which no provider accepts), is kept under
+    RAW_ARGUMENTS_KEY."""
     if isinstance(args, dict):
-        return args, False
+        return args, None
     if args is None:
-        return {}, True
+        return {}, NOT_AN_OBJECT
     if isinstance(args, str):
         if not args.strip():
-            return {}, True
+            return {}, NOT_AN_OBJECT
         try:
-            value = json.loads(args)
-        except ValueError:
-            return {RAW_ARGUMENTS_KEY: args}, True
+            value = decoding.parse_text(args)
+        except decoding.Malformed as exc:
+            why = f"hold a value JSON cannot carry ({exc.reason})" if exc.nonfinite else (
+                NOT_AN_OBJECT)
+            return {RAW_ARGUMENTS_KEY: args}, why
         if isinstance(value, dict):
-            return value, False
-        return {RAW_ARGUMENTS_KEY: args}, True
-    return {RAW_ARGUMENTS_KEY: json.dumps(args, ensure_ascii=False)}, True
+            return value, None
+        return {RAW_ARGUMENTS_KEY: args}, NOT_AN_OBJECT
+    return {RAW_ARGUMENTS_KEY: json.dumps(args, ensure_ascii=False)}, NOT_AN_OBJECT
 
 
 def id_map_entry(original: str, fits: Callable[[str], object], max_len: int,

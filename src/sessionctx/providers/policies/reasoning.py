@@ -9,11 +9,11 @@ stand or fall with it.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import Message
 from sessionctx.providers.capabilities import Capability
@@ -98,8 +98,8 @@ def signature_fits(signature: str, cap: Capability) -> bool:
 
 def reasoning_item(signature: str) -> dict[str, Any] | None:
     try:
-        item = json.loads(signature)
-    except ValueError:
+        item = decoding.parse_text(signature)
+    except decoding.Malformed:
         return None
     if isinstance(item, dict) and item.get("type") == "reasoning" and (
             isinstance(item.get("id"), str) or isinstance(item.get("encrypted_content"), str)):

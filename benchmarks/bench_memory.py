@@ -1,0 +1,137 @@
+"""Peak memory of `sessionctx check` over input size, on the fuzz corpus scaled up.
+
+Each input of the fuzz corpus (the real fixtures, the regression corpus and malformed inputs
+drawn from them with a fixed seed) is grown to about --mb MB (lines repeated, a document's
+items repeated, other bytes repeated), with the regression cases that once took gigabytes
+beside them (a 16 MB tool_calls text, deep nesting on every line, one huge line). Each is
+checked in a fresh process, the `check` command as a user runs it (with --provider when
+--provider is given), and the peak of the memory Python and msgspec allocate while it runs
+(tracemalloc: the file's bytes, the decoded records, the context, the output) is divided by
+the input size. Prints every ratio and the worst.
+
+Run: .venv/bin/python benchmarks/bench_memory.py [--mb 8] [--inputs 24] [--provider anthropic]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CHILD = """
+import sys, tracemalloc
+from click.testing import CliRunner
+from sessionctx.cli import main
+tracemalloc.start()
+result = CliRunner().invoke(main, sys.argv[1:])
+peak = tracemalloc.get_traced_memory()[1]
+ok = result.exception is None or isinstance(result.exception, SystemExit)
+print(peak, result.exit_code, ok)
+"""
+
+def grow(raw: bytes, size: int) -> bytes:
+    """`raw` grown to about `size` bytes in its own shape."""
+    if not raw:
+        return raw
+    try:
+        doc: Any = json.loads(raw)
+    except (ValueError, RecursionError):
+        doc = None
+    if isinstance(doc, list) and doc:
+        times = max(1, size // len(raw))
+        return json.dumps(doc * times).encode()
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and doc["messages"]:
+        times = max(1, size // len(raw))
+        return json.dumps({**doc, "messages": doc["messages"] * times}).encode()
+    body = raw if raw.endswith(b"\n") else raw + b"\n"
+    return body * max(1, size // len(body))
+
+
+def adversarial(size: int) -> dict[str, bytes]:
+    user = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    calls = "[" + ", ".join(f"{{'id': 'c{i}', 'type': 'function', 'function': {{'name': 'f', "
+                            f"'arguments': '{{}}'}}}}" for i in range(size // 80)) + "]"
+    deep = '{"role":"user","content":"x","deep":' + '{"a":' * 3000 + "1" + "}" * 3000 + "}\n"
+    huge = json.dumps({"role": "user", "content": "x" * size}).encode() + b"\n"
+    return {
+        "tool_calls as Python text": json.dumps(
+            [user, {"role": "assistant", "content": None, "tool_calls": calls}]).encode(),
+        "deep nesting on every line": deep.encode() * (size // len(deep)),
+        "one huge line": huge,
+    }
+
+
+def corpus(count: int) -> dict[str, bytes]:
+    from hypothesis import HealthCheck, given, seed, settings
+
+    from tests import fuzzing
+
+    seeds = fuzzing.seeds()
+    out = {path.name: raw for path, raw in zip(fuzzing.seed_files(), seeds, strict=True)}
+    drawn: list[bytes] = []
+
+    @seed(18)
+    @settings(max_examples=count, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(fuzzing.inputs(seeds))
+    def collect(raw: bytes) -> None:
+        drawn.append(raw)
+
+    collect()
+    for i, raw in enumerate(drawn):
+        out[f"fuzz input {i}"] = raw
+    return out
+
+
+def measure(path: str, provider: str | None) -> tuple[int, int, bool] | str:
+    args = ["check", path, *(["--provider", provider] if provider else [])]
+    proc = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True,
+                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        peak, code, ok = proc.stdout.split()
+    except ValueError:
+        return proc.stderr[-600:] or f"exit status {proc.returncode}"
+    return int(peak), int(code), ok == "True"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=float, default=8)
+    parser.add_argument("--inputs", type=int, default=24)
+    parser.add_argument("--provider", default=None)
+    args = parser.parse_args()
+    size = int(args.mb * 1024 * 1024)
+    inputs = {name: grow(raw, size) for name, raw in corpus(args.inputs).items()}
+    inputs.update(adversarial(size))
+    worst: tuple[float, str] = (0.0, "")
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, raw in inputs.items():
+            if len(raw) < size // 4:
+                continue  # could not be grown (empty, or one short value)
+            path = os.path.join(tmp, "input")
+            Path(path).write_bytes(raw)
+            measured = measure(path, args.provider)
+            if isinstance(measured, str):
+                print(f"  FAILED  {len(raw) / 1048576:6.1f} MB  {name}: {measured}")
+                failed += 1
+                continue
+            peak, code, ok = measured
+            ratio = peak / len(raw)
+            print(f"{ratio:6.2f}x  {len(raw) / 1048576:6.1f} MB  exit {code}"
+                  f"{'' if ok else ' EXCEPTION'}  {name}")
+            worst = max(worst, (ratio, name))
+    print(f"worst peak-memory ratio of check (peak allocated / input size): {worst[0]:.2f}x "
+          f"({worst[1]}); processes that failed: {failed}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""The one boundary where bytes become values: every JSON text sessionctx reads (a line, a
+document, tool-call arguments stored as text) is decoded here, so a malformed one is refused
+with the reason that fits and never escapes as an exception of the decoder.
+
+What is refused, and why it is refused here rather than later:
+- nesting deeper than MAX_DEPTH levels: every later step (building, rendering, encoding the
+  output) walks values, and a value nested thousands deep would exhaust the stack there;
+- numbers JSON cannot carry (NaN, Infinity, 1e999): no provider accepts them;
+- lone UTF-16 surrogate escapes and invalid UTF-8: they cannot be written back out;
+- a document larger than the size limit, like a line larger than it.
+Duplicate keys are not refused (the last value is kept, as JSON parsers do) but reported, so
+a caller can say which value was kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import msgspec
+
+MAX_DEPTH = 256
+"""How deeply arrays and objects may nest in one record (or one argument text)."""
+
+_decoder = msgspec.json.Decoder()
+_encode = msgspec.json.encode
+_NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
+_STRING = re.compile(rb'"[^"]*"')
+_PAIR = re.compile(rb"\[\]|\{\}")
+_NAN = re.compile(rb"(?<![\w\"])-?(?:NaN|Infinity)(?![\w\"])")
+_LONE_SURROGATE = re.compile(
+    rb"\\u[dD][cCdDeEfF][0-9a-fA-F]{2}|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])")
+
+
+class Malformed(ValueError):
+    """A JSON text that cannot be read; the message says what is wrong with it."""
+
+    def __init__(self, reason: str, *, nonfinite: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.nonfinite = nonfinite
+
+
+def decode(data: bytes | memoryview) -> Any:
+    """The value of one JSON text; Malformed with the reason when it is not one we accept."""
+    try:
+        value = _decoder.decode(data)
+    except RecursionError:
+        raise Malformed(_too_deep()) from None
+    except msgspec.DecodeError as exc:
+        reason, nonfinite = _reason(bytes(data), exc)
+        raise Malformed(reason, nonfinite=nonfinite) from None
+    if _nesting_exceeds(bytes(data) if isinstance(data, memoryview) else data):
+        raise Malformed(_too_deep())
+    return value
+
+
+def decode_lines(data: memoryview, count: int) -> list[Any] | None:
+    """The values of `count` JSON lines in one decode, or None when any line is off (too deep,
+    malformed, duplicate keys): the caller then reads line by line to say which and why."""
+    try:
+        values: list[Any] = _decoder.decode_lines(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if len(values) != count:
+        return None
+    raw = bytes(data)
+    if _nesting_exceeds(raw) or duplicate_keys_possible(raw, values):
+        return None
+    return values
+
+
+def parse_text(text: str) -> Any:
+    """The value of a JSON text held in a string (tool-call arguments): strict JSON only."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Malformed(f"holds a lone surrogate {text[exc.start]!r}, which is not valid "
+                        "Unicode") from None
+    return decode(data)
+
+
+def duplicate_keys_possible(raw: bytes, value: Any) -> bool:
+    """Whether the text `raw` may hold an object with a repeated key, given its decoded `value`.
+
+    Decoding keeps one value per key, so re-encoding the value writes one ':' per key kept; the
+    text has one ':' per key written, plus those inside strings, which re-encoding writes the
+    same unless the text escaped them. Fewer colons written back means a key was dropped.
+    """
+    try:
+        again = _encode(value)
+    except (TypeError, ValueError, OverflowError):
+        return True
+    return raw.count(b":") != again.count(b":") or b"\\u003" in raw or b"\\u003" in again
+
+
+def duplicate_keys(raw: bytes) -> list[str]:
+    """The keys that repeat within one object of the text `raw` (which decodes)."""
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and key not in repeated:
+                repeated.append(key)
+            seen.add(key)
+        return dict(items)
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return []
+    return repeated
+
+
+def duplicate_problem(keys: list[str]) -> str:
+    names = ", ".join(repr(k) for k in keys[:5])
+    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+    return (f"duplicate key {names}{more} in an object; the last value of each was kept")
+
+
+def nesting(raw: bytes) -> int:
+    """How deeply arrays and objects nest in the valid JSON text `raw`."""
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = _STRING.sub(b"", raw.translate(None, _NOT_STRUCTURE))
+    depth = 0
+    while brackets:
+        inner = _PAIR.sub(b"", brackets)  # one level of innermost pairs per pass
+        if len(inner) == len(brackets):
+            break  # not valid JSON; the decoder has said so already
+        brackets = inner
+        depth += 1
+    return depth
+
+
+def _nesting_exceeds(raw: bytes) -> bool:
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return False  # fewer brackets than the limit cannot nest deeper than it
+    return nesting(raw) > MAX_DEPTH
+
+
+def _too_deep() -> str:
+    return f"arrays and objects nest deeper than {MAX_DEPTH} levels, the limit"
+
+
+def _reason(raw: bytes, exc: msgspec.DecodeError) -> tuple[str, bool]:
+    """Why the decoder refused `raw`, and whether for a number JSON cannot carry."""
+    text = str(exc)
+    if not raw.strip():
+        return "is empty", False
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as ue:
+        return f"invalid UTF-8 at byte {ue.start + 1}", False
+    if isinstance(exc, msgspec.ValidationError) and text.startswith("Number out of range"):
+        return "holds a number too large for JSON (it would be Infinity)", True
+    if _LONE_SURROGATE.search(raw):
+        return ("holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not valid "
+                "Unicode", False)
+    if _NAN.search(raw) and _pythonic(raw):
+        return "holds NaN or Infinity, which JSON cannot carry", True
+    return f"not valid JSON: {text}", False
+
+
+def _pythonic(raw: bytes) -> bool:
+    """Whether `raw` is JSON but for NaN/Infinity (Python's json module would read it)."""
+    def refuse(name: str) -> Any:
+        raise _NonFinite
+
+    try:
+        json.loads(raw, parse_constant=refuse)
+    except _NonFinite:
+        return True
+    except (ValueError, RecursionError):
+        return False
+    return False
+
+
+class _NonFinite(Exception):
+    pass
+

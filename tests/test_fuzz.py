@@ -1,0 +1,51 @@
+"""No input, however malformed, reaches a user as a traceback or as output that is not JSON.
+
+Inputs are the real fixtures in every format and the regression corpus, mutated (see
+tests/fuzzing.py). A few seconds by default; SESSIONCTX_FUZZ_EXAMPLES=N runs N inputs per
+test (each through the library in every format and a sample of the commands), and
+`python -m tests.fuzz_long --minutes 10` runs for a fixed time and reports what it tried.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests import fuzzing
+
+EXAMPLES = int(os.environ.get("SESSIONCTX_FUZZ_EXAMPLES", "25"))
+SEEDS = fuzzing.seeds()
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck))
+
+
+@FUZZ
+@given(fuzzing.inputs(SEEDS), st.sampled_from(fuzzing.FORMATS))
+def test_library_never_raises(raw: bytes, fmt: str) -> None:
+    fuzzing.run_library(raw, fmt)
+
+
+@FUZZ
+@given(fuzzing.inputs(SEEDS), st.randoms(use_true_random=False))
+def test_commands_keep_their_promises(raw: bytes, rnd: random.Random) -> None:
+    fuzzing.check_input(raw, lambda invocations: rnd.sample(invocations, 4))
+
+
+@FUZZ
+@given(st.sampled_from(SEEDS), st.sampled_from(fuzzing.WRONG + fuzzing.WRONG_DEEP),
+       st.data())
+def test_every_field_given_a_wrong_type(seed: bytes, wrong: object, data: st.DataObject
+                                        ) -> None:
+    loaded = fuzzing.load_seed(seed)
+    if loaded is None or not loaded[0]:
+        return
+    objs, lines = loaded
+    i = data.draw(st.integers(0, len(objs) - 1))
+    path = data.draw(st.sampled_from(fuzzing.field_paths(objs[i])))
+    objs[i] = fuzzing.replace_at(objs[i], path, wrong)
+    raw = fuzzing.dump_seed(objs, lines)
+    for fmt in fuzzing.FORMATS:
+        fuzzing.run_library(raw, fmt)
