@@ -12,7 +12,6 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -164,22 +163,6 @@ def test_export_over_the_file_size_limit_leaves_the_target_and_no_temp(tmp_path:
     assert "cannot write" in result.stdout and "nothing was written" in result.stdout
     assert target.read_bytes() == b"previous export\n"
     assert debris(tmp_path) == []
-
-
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Any:
-    """A 64 KiB tmpfs, when this machine lets us mount one."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
-                              capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        pytest.skip("mount is not available here")
-    if done.returncode != 0:
-        pytest.skip(f"a tmpfs cannot be mounted here: {done.stderr.decode().strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
 
 
 @pytest.mark.parametrize("batch", [1, 5])
