@@ -24,7 +24,6 @@ from sessionctx.compaction import checkpoint as cp
 from sessionctx.compaction import summarizers
 from sessionctx.compaction.checkpoint import (
     SUMMARY_IN_MESSAGES,
-    CompactionError,
     Settings,
     compact,
     prepare,
@@ -35,6 +34,7 @@ from sessionctx.compaction.planner import SUMMARY_CLOSE, summary_text
 from sessionctx.compaction.prompt import build_prompt
 from sessionctx.compaction.summarizers import CommandSummarizer, SummarizerError
 from sessionctx.compaction.target import FileTarget, TargetError
+from sessionctx.errors import CompactionError
 from sessionctx.store import open_store
 from sessionctx.store.jsonl import JsonlStore
 from tests.test_compaction_checkpoint import (
@@ -306,12 +306,14 @@ def test_compaction_and_restore_over_the_file_size_limit_leave_the_file(tmp_path
     path = tmp_path / "s.jsonl"
     write_session(path, history(0, 6))
     script = write_summarizer(tmp_path)
-    first = CliRunner().invoke(main, ["compact", str(path), "--keep-turns", "2", "--keep-tokens", "1", "--json",
-                                      "--summarizer", f"command:{sys.executable} {script}"])
+    first = CliRunner().invoke(main, ["compact", str(path), "--keep-turns", "2", "--keep-tokens",
+                                      "1", "--json", "--summarizer",
+                                      f"command:{sys.executable} {script}"])
     assert first.exit_code == 0, first.output
     before = path.read_bytes()
-    done = under_limit(["compact", str(path), "--keep-turns", "1", "--keep-tokens", "1", "--force", "--summarizer",
-                        f"command:{sys.executable} {script}"], len(before) + 200)
+    done = under_limit(["compact", str(path), "--keep-turns", "1", "--keep-tokens", "1",
+                        "--force", "--summarizer", f"command:{sys.executable} {script}"],
+                       len(before) + 200)
     assert done.returncode != 0
     assert path.read_bytes() == before
     checkpoint_id = json.loads(first.output)["id"]
