@@ -134,7 +134,9 @@ def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[st
     stored = [r.view for r in loaded.records if r.kind == MESSAGE]
     naive = naive_request(stored, spec.provider, req.model, spec.system, spec.options()).body
     return {"name": spec.provider, "model": req.model,
-            "violations": [v.to_json() for v in validate(req.body, spec.provider, req.model)],
+            "violations": [v.to_json() for v in validate(
+                req.body, spec.provider, req.model, thinking=spec.thinking,
+                prefill=spec.prefill is not None)],
             "as_stored": [v.to_json() for v in validate(naive, spec.provider, req.model)],
             "changes": [c.to_json() for c in req.changes],
             "undefined_tools": _undefined(req)}

@@ -55,6 +55,13 @@ def call_text(name: str | None, call_id: str | None, arguments: Any) -> str:
     return f"[called tool {name or '?'} (call {call_id or '?'}) with arguments {args}]"
 
 
+def result_head(name: str | None, call_id: str | None, is_error: bool) -> str:
+    """The line a result written as text starts with."""
+    if is_error:
+        return f"[tool {name or '?'} (call {call_id or '?'}) reported an error]"
+    return f"[result of tool {name or '?'} (call {call_id or '?'})]"
+
+
 def _assistant(message: Message, i: int, log: Any) -> Message:
     content = message.get("content")
     tool_calls = message.get("tool_calls")
@@ -90,10 +97,8 @@ def _assistant(message: Message, i: int, log: Any) -> Message:
 
 def _result(message: Message) -> Message:
     name = message.get("toolName", message.get("name"))
-    name = name if isinstance(name, str) else "?"
-    rid = result_id(message) or "?"
-    head = f"[tool {name} (call {rid}) reported an error]" if message.get("isError") else \
-        f"[result of tool {name} (call {rid})]"
+    head = result_head(name if isinstance(name, str) else None, result_id(message),
+                       bool(message.get("isError")))
     content = message.get("content")
     blocks: list[Any] = [{"type": "text", "text": head}]
     if isinstance(content, str):
