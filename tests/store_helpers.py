@@ -65,7 +65,8 @@ def kill_writer_at_random(url: str, session: str, report: str, delay: float) -> 
 
 
 def reported(report: str) -> list[int]:
-    """The seqs a killed writer was told; none if it was killed before it could report."""
+    """The seqs the writer saw returned; none when it was killed before it opened the report
+    (a slow start on a busy machine)."""
     try:
         with open(report) as f:
             return [int(line) for line in f.read().split("\n") if line.strip()]
