@@ -22,7 +22,7 @@ from sessionctx.messages import (
     text_of,
     without_calls,
 )
-from sessionctx.pairing import OpenCall, Pairing
+from sessionctx.pairing import OpenCall, Pairing, Unpaired
 from sessionctx.records import (
     CHECKPOINT,
     CONTEXT,
@@ -192,11 +192,9 @@ class ContextBuilder:
     def _add_message(self, message: Message, source: Source) -> None:
         if is_result(message):
             answered = self._pairing.answer(result_id(message))
-            if isinstance(answered, str):
-                kind = (ChangeKind.DROPPED_DUPLICATE_RESULT if "second result" in answered
-                        else ChangeKind.DROPPED_ORPHAN_RESULT)
-                self._log.append(_Logged(kind, f"tool result dropped: {answered}", source,
-                                         detail={"tool_call_id": result_id(message)}))
+            if isinstance(answered, Unpaired):
+                self._log.append(_Logged(answered.kind, f"tool result dropped: {answered.reason}",
+                                         source, detail={"tool_call_id": result_id(message)}))
                 return
             slot = self._push(message, source)
             name = answered.call.name or message.get("toolName")
