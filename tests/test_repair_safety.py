@@ -101,6 +101,17 @@ def test_unreadable_and_unsupported_inputs_exit_2(tmp_path: Path) -> None:
     assert run("repair", "-")[0] == 2
 
 
+def test_a_repair_that_would_leave_nothing_is_refused(tmp_path: Path) -> None:
+    only_orphans = (b'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":'
+                    b'{"role":"user","content":[{"type":"tool_result","tool_use_id":"t9",'
+                    b'"content":"late"}]}}\n')
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(only_orphans)
+    code, out = run("repair", str(path))
+    assert code == 2 and "nothing of the conversation would be left" in out
+    assert path.read_bytes() == only_orphans and list(tmp_path.iterdir()) == [path]
+
+
 _KILLER = """
 import sys
 from sessionctx.writeback import repair

@@ -72,6 +72,9 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
                               "sessions")
         after, fixes, ctx = _plan_lines(raw, path, chosen, result, ctx, leaf, note_unpaired)
+    if after != raw and read_raw(after, path, chosen).fatal:
+        raise RepairError(f"{path or 'the input'}: nothing of the conversation would be left "
+                          "after the repair (every entry is broken); the file is left as it is")
     return Plan(chosen, raw, after, fixes, ctx.pending_calls,
                 remaining(after, path, chosen, leaf))
 
