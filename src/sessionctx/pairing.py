@@ -11,11 +11,12 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import msgspec
+
 from sessionctx.messages import Call
 
 
-@dataclass(slots=True)
-class OpenCall:
+class OpenCall(msgspec.Struct):
     slot: int
     call: Call
     paired: bool = False
