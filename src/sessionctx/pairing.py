@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import msgspec
 
@@ -22,13 +21,12 @@ class OpenCall(msgspec.Struct):
     paired: bool = False
 
 
-@dataclass(slots=True)
-class Pairing:
+class Pairing(msgspec.Struct):
     """The running state of pairing over messages appended one at a time."""
 
-    _open: dict[str, deque[OpenCall]] = field(default_factory=dict)
-    _answered: set[str] = field(default_factory=set)
-    _without_id: list[OpenCall] = field(default_factory=list)  # nothing can answer these
+    _open: dict[str, deque[OpenCall]] = msgspec.field(default_factory=dict)
+    _answered: set[str] = msgspec.field(default_factory=set)
+    _without_id: list[OpenCall] = msgspec.field(default_factory=list)  # nothing can answer these
 
     def add_call(self, slot: int, call: Call) -> OpenCall:
         entry = OpenCall(slot, call)
