@@ -177,7 +177,7 @@ def compare(path: Path) -> list[str]:
     ours = ctx.messages
     kinds: dict[str, int] = {}
     for change in ctx.changes:
-        kinds[change.kind] = kinds.get(change.kind, 0) + 1
+        kinds[str(change.kind)] = kinds.get(str(change.kind), 0) + 1
     j = 0
     dropped_empty = stripped = dropped_calls = notes = 0
     for theirs in pi_messages:
