@@ -122,6 +122,11 @@ class ChangeKind(StrEnum):
     RESULT_AS_TEXT = "tool_result_as_text", PROVIDER
     PLACEHOLDER_ADDED = "placeholder_tool_defined", PROVIDER
     DEFINITION_RENAMED = "tool_definition_renamed", PROVIDER
+    LOOP_AS_TEXT = "tool_loop_as_text", PROVIDER
+    PREFILL_TRIMMED = "prefill_whitespace_trimmed", PROVIDER
+    PREFILL_ADDED = "prefill_added", PROVIDER
+    CALLS_SPLIT = "tool_calls_split", PROVIDER
+    CACHE_REMOVED = "cache_breakpoint_removed", PROVIDER
 
     # the repair command's own edits to the file, besides the core's kinds it mirrors
     REMOVED_UNREADABLE = "removed_unreadable_line", FILE_REPAIR, REPAIR
