@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.messages import (
     CALL_BLOCK_TYPES,
     Message,
@@ -23,8 +23,8 @@ from sessionctx.messages import (
     result_id,
 )
 
-CALL_AS_TEXT = "tool_call_as_text"
-RESULT_AS_TEXT = "tool_result_as_text"
+CALL_AS_TEXT = ChangeKind.CALL_AS_TEXT
+RESULT_AS_TEXT = ChangeKind.RESULT_AS_TEXT
 _REASON = "the request defines no tools, so tool blocks are refused; sent as text"
 
 
@@ -34,7 +34,7 @@ def tools_as_text(messages: list[Message], sources: list[Source] | None
     out: list[Message] = []
     changes: list[Change] = []
 
-    def log(kind: str, i: int, **detail: Any) -> None:
+    def log(kind: ChangeKind, i: int, **detail: Any) -> None:
         source = sources[i] if sources is not None and i < len(sources) else None
         changes.append(Change(kind, _REASON, source, i, detail))
 
