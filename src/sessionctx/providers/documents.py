@@ -15,13 +15,15 @@ import binascii
 import re
 from typing import Any
 
+from sessionctx.changes import ChangeKind
+
 PDF = "application/pdf"
 TEXT = "text/plain"
 DOCUMENT_KINDS = frozenset({"document", "file", "input_file"})
 
 # Kinds of change about documents.
-DOCUMENT_OMITTED = "document_omitted"
-DOCUMENT_NOTE_ADDED = "document_text_added"
+DOCUMENT_OMITTED = ChangeKind.DOCUMENT_OMITTED
+DOCUMENT_NOTE_ADDED = ChangeKind.DOCUMENT_NOTE_ADDED
 
 _PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 
