@@ -224,3 +224,28 @@ def test_gemini_client_sends_the_body(stub: tuple[Stub, str]) -> None:
     calls = [p for c in sent["contents"] for p in c["parts"] if "functionCall" in p]
     assert calls and calls[0]["functionCall"]["name"] == "bash"
     assert sent["systemInstruction"]["parts"] == [{"text": "be brief"}]
+
+
+PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n").decode()
+DOCUMENTS = (user("read", content=[text("summarize the report"),
+                                   {"type": "document", "title": "report.pdf",
+                                    "source": {"type": "base64", "media_type": "application/pdf",
+                                               "data": PDF}}]),
+             assistant(call("c1", "read")),
+             result("c1", "notes", "read"), assistant(text("ok")), user("next"))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_body_with_a_document_goes_through_the_official_client(stub: tuple[Stub, str],
+                                                                 provider: str) -> None:
+    state, url = stub
+    state.reply = REPLIES[provider]
+    b = build_request(build_context(recs(*DOCUMENTS)), provider, system="be brief",
+                      options=BuildRequestOptions(placeholder_tools=True)).body
+    send(provider, b, url)
+    _, sent = state.received[0]
+    for key, value in b.items():
+        assert _same(provider, key, sent[key], value), (provider, key)
+    assert validate(sent, provider) == []
+    # google-genai sends the bytes it decoded in the URL-safe base64 alphabet
+    assert PDF in json.dumps(sent) or PDF.replace("+", "-").replace("/", "_") in json.dumps(sent)

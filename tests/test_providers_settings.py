@@ -133,6 +133,10 @@ def test_forced_tool_choice_with_manual_thinking_is_reported() -> None:
         v.message for v in validate(body, "anthropic", "claude-sonnet-4-5", thinking=True))
     assert validate(body, "anthropic", "claude-opus-4-8", thinking=True) == []
     assert validate(body, "anthropic", "claude-sonnet-4-5", thinking=False) == []
+    with pytest.raises(RequestError, match="forces tool use"):
+        build_request(build_context(recs(*history)), "anthropic", "claude-sonnet-4-5",
+                      options=BuildRequestOptions(placeholder_tools=True, tool_choice="any",
+                                                  thinking=True))
 
 
 def test_cache_breakpoints_kept_within_four_the_latest_kept() -> None:

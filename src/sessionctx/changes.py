@@ -152,6 +152,8 @@ class ChangeKind(StrEnum):
     PREFILL_ADDED = "prefill_added", PROVIDER
     CALLS_SPLIT = "tool_calls_split", PROVIDER
     CACHE_REMOVED = "cache_breakpoint_removed", PROVIDER
+    DOCUMENT_OMITTED = "document_omitted", PROVIDER
+    DOCUMENT_NOTE_ADDED = "document_text_added", PROVIDER
 
     # the repair command's own edits to the file, besides the core's kinds it mirrors
     REMOVED_UNREADABLE = "removed_unreadable_line", FILE_REPAIR, REPAIR

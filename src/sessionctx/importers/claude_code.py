@@ -110,6 +110,8 @@ def _result_content(content: Any, lost: list[str]) -> list[Obj]:
                 out.append(text_block(str(block.get("text", ""))))
             elif isinstance(block, dict) and block.get("type") == "image" and _image(block):
                 out.append(_image(block) or {})
+            elif isinstance(block, dict) and block.get("type") == "document":
+                out.append(block)  # a PDF the Read tool returned, in the shape providers read
             else:
                 lost.append(f"tool_result block {json.dumps(block)[:60]}")
     return out
@@ -290,6 +292,8 @@ def _user_records(entry: Obj, src: Source, lost: list[str], names: dict[str, Any
                 own.append(text_block(str(block.get("text", ""))))
             elif btype == "image" and _image(block):
                 own.append(_image(block) or {})
+            elif btype == "document":
+                own.append(block)  # an attached PDF or text, in the shape providers read
             else:
                 lost.append(f"user block of type {btype!r}")
     if own:

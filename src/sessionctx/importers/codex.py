@@ -119,6 +119,8 @@ class _Converter:
                     content.append(text_block(str(part.get("text", ""))))
                 elif ptype == "input_image" and data_url_image(part.get("image_url")):
                     content.append(data_url_image(part.get("image_url")) or {})
+                elif ptype == "input_file":
+                    content.append(part)  # a Responses file part, in the shape providers read
                 else:
                     lost.append(f"user content part {json.dumps(part)[:60]}")
             role = "user" if item.get("role") == "user" else "system"
@@ -154,6 +156,8 @@ def _output_content(output: Any, lost: list[str]) -> list[Obj]:
             out.append(text_block(str(part.get("text", ""))))
         elif ptype == "input_image" and data_url_image(part.get("image_url")):
             out.append(data_url_image(part.get("image_url")) or {})
+        elif ptype == "input_file":
+            out.append(part)
         else:
             lost.append(f"tool output part {json.dumps(part)[:60]}")
     return out

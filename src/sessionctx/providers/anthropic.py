@@ -46,6 +46,17 @@ def _blocks(blocks: list[Block]) -> list[dict[str, Any]]:
     return out
 
 
+def _document(block: Block) -> dict[str, Any]:
+    if "text" in block:
+        source = {"type": "text", "media_type": "text/plain", "data": block["text"]}
+    else:
+        source = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
+    out: dict[str, Any] = {"type": "document", "source": source}
+    if block.get("name"):
+        out["title"] = block["name"]
+    return out
+
+
 def limit_breakpoints(body: dict[str, Any], prep: Prepared, limit: int) -> None:
     """The latest `limit` cache breakpoints of tools, system and messages (the prefix order)
     are kept; the earlier ones are removed and logged."""
@@ -102,6 +113,8 @@ def _block(block: Block) -> dict[str, Any]:
     if kind == "image":
         return {"type": "image", "source": {"type": "base64", "media_type": block["mimeType"],
                                             "data": block["data"]}}
+    if kind == "document":
+        return _document(block)
     if kind == "thinking":
         if block["redacted"]:
             return {"type": "redacted_thinking", "data": block["thinkingSignature"]}
@@ -192,6 +205,16 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
         media = b.get("source", {}).get("media_type")
         if media not in cap.image_types:
             out.append(Violation(path, f"image media_type {media!r} is not accepted"))
+    elif kind == "document":
+        source = b.get("source")
+        kinds = (source.get("type"), source.get("media_type")) if isinstance(source, dict) \
+            else None
+        if role == "assistant":
+            out.append(Violation(path, "'document' blocks are not permitted within assistant "
+                                 "turns"))
+        if kinds not in (("base64", "application/pdf"), ("text", "text/plain")):
+            out.append(Violation(path, "a document is a base64 application/pdf or a text/plain "
+                                 "source"))
     elif kind == "tool_use":
         tid = b.get("id")
         if role != "assistant":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -14,9 +15,16 @@ FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     messages = []
-    for role, blocks, _ in prep.turns:
-        messages.append({"role": "user" if role == "system" else role,
-                         "content": _blocks(blocks, cap)})
+    names: set[str] = set()  # document names, distinct within the request
+    for role, blocks, index in prep.turns:
+        content = _blocks(blocks, cap, names)
+        if names and any("document" in b for b in content) and \
+                not any("text" in b for b in content):
+            attached = ", ".join(b["document"]["name"] for b in content if "document" in b)
+            content.append({"text": f"[attached: {attached}]"})
+            prep.log(documents.DOCUMENT_NOTE_ADDED, "a message with a document must also "
+                     "include a text block; one naming the document was added", index)
+        messages.append({"role": "user" if role == "system" else role, "content": content})
     body: dict[str, Any] = {"messages": messages}
     system = prep.system_text()
     if system:
@@ -24,7 +32,7 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     return body
 
 
-def _blocks(blocks: list[Block], cap: Capability) -> list[dict[str, Any]]:
+def _blocks(blocks: list[Block], cap: Capability, names: set[str]) -> list[dict[str, Any]]:
     """Text and calls, the common blocks, are mapped inline."""
     out = []
     for b in blocks:
@@ -35,22 +43,28 @@ def _blocks(blocks: list[Block], cap: Capability) -> list[dict[str, Any]]:
             out.append({"toolUse": {"toolUseId": b["id"], "name": b["name"],
                                     "input": b["arguments"]}})
         else:
-            out.append(_block(b, cap))
+            out.append(_block(b, cap, names))
     return out
 
 
-def _block(block: Block, cap: Capability) -> dict[str, Any]:
+def _block(block: Block, cap: Capability, names: set[str]) -> dict[str, Any]:
     """Every block but text and calls, which `_blocks` maps itself."""
     kind = block["type"]
     if kind == RESULT:
         out: dict[str, Any] = {"toolUseId": block["id"],
-                               "content": _blocks(block["content"], cap)}
+                               "content": _blocks(block["content"], cap, names)}
         if block["isError"] and cap.error_flag:
             out["status"] = "error"
         return {"toolResult": out}
     if kind == "image":
         mime = block["mimeType"]
         return {"image": {"format": FORMATS.get(mime, mime), "source": {"bytes": block["data"]}}}
+    if kind == "document":
+        plain = "text" in block
+        return {"document": {"format": "txt" if plain else "pdf",
+                             "name": documents.bedrock_name(block, names),
+                             "source": {"text": block["text"]} if plain else
+                             {"bytes": block["data"]}}}
     if kind == "thinking":
         signature = block["thinkingSignature"]
         if block["redacted"]:
@@ -69,7 +83,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
         return [Violation("messages", "messages must be a list")]
     out.extend(nothing_sent(messages, "messages"))
     pattern = re.compile(cap.id_pattern)
-    images = 0
+    images = docs = 0
     expect: list[str] = []
     seen: set[str] = set()
     for i, m in enumerate(messages):
@@ -94,12 +108,29 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
             out.append(Violation(f"{path}.content", "The number of toolResult blocks exceeds "
                                  "the number of toolUse blocks of previous turn."))
         expect = []
+        if any("document" in b for b in content) and not any("text" in b for b in content):
+            out.append(Violation(f"{path}.content", "If you include a ContentBlock with a "
+                                 "document field in the array, you must also include a "
+                                 "ContentBlock with a text field."))
         for j, b in enumerate(content):
             bpath = f"{path}.content[{j}]"
             images += _check(b, bpath, role, cap, pattern, seen, expect, out)
+            docs += _documents(b)
     if cap.max_images is not None and images > cap.max_images:
         out.append(Violation("messages", f"You can include up to {cap.max_images} images"))
+    if cap.max_documents is not None and docs > cap.max_documents:
+        out.append(Violation("messages", f"You can include up to {cap.max_documents} "
+                             f"documents; found {docs}"))
     return out
+
+
+def _documents(block: dict[str, Any]) -> int:
+    if "document" in block:
+        return 1
+    result = block.get("toolResult")
+    inner = result.get("content") if isinstance(result, dict) else None
+    return sum(1 for c in inner if isinstance(c, dict) and "document" in c) \
+        if isinstance(inner, list) else 0
 
 
 def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re.Pattern[str],
@@ -120,6 +151,17 @@ def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re
         if value.get("format") not in FORMATS.values():
             out.append(Violation(path, f"image format {value.get('format')!r} not accepted"))
         return 1
+    elif key == "document":
+        if role != "user":
+            out.append(Violation(path, "You can only include images and documents if the role "
+                                 "is user."))
+        name = value.get("name") if isinstance(value, dict) else None
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9\-()\[\]]+( [A-Za-z0-9"
+                                                         r"\-()\[\]]+)*", name):
+            out.append(Violation(f"{path}.name", "The document name can only contain "
+                                 "alphanumeric characters, whitespace characters (no more than "
+                                 "one in a row), hyphens, parentheses, and square brackets."))
+        return 0
     elif key == "toolUse":
         tid = value.get("toolUseId")
         if not isinstance(tid, str) or not pattern.match(tid) or len(tid) > cap.id_max_len:

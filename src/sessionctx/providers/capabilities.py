@@ -84,29 +84,41 @@ class Capability:
     max_tool_calls: int | None = None
     # request settings [1.6]: blocks with cache_control across tools, system and messages
     max_cache_breakpoints: int | None = None
+    # documents [1.5, 4, 5]: documents per request, bytes per document, PDF pages per request
+    # (None: no limit this table knows of)
+    max_documents: int | None = None
+    max_document_bytes: int | None = None
+    max_pdf_pages: int | None = None
 
 
 _ANT_APIS = frozenset({"anthropic-messages"})
 _GEMINI_IMAGES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"})
 _BEDROCK_APIS = frozenset({"bedrock-converse-stream", "bedrock-converse"})
+# [1.5]: 32 MB per request, 100 PDF pages; [4]: PDFs inline up to 50 MB; [5]: five documents
+# of at most 4.5 MB (Claude on Bedrock: 100 pages)
+_MB = 1024 * 1024
 
 _ROWS = (
     Capability(ANTHROPIC, "claude-", "claude-opus-4-8", max_images=100, max_image_px=8000,
                many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS,
-               thinking_rules=True, prefill=True, max_cache_breakpoints=4),
+               thinking_rules=True, prefill=True, max_cache_breakpoints=4,
+               max_document_bytes=32 * _MB, max_pdf_pages=100),
     # Claude 4.6 and later: adaptive thinking, no prefill
     *(Capability(ANTHROPIC, family, "claude-opus-4-8", max_images=100, max_image_px=8000,
                  many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS,
-                 thinking_rules=True, forced_tool_thinking=True, max_cache_breakpoints=4)
+                 thinking_rules=True, forced_tool_thinking=True, max_cache_breakpoints=4,
+                 max_document_bytes=32 * _MB, max_pdf_pages=100)
       for family in ("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7",
                      "claude-sonnet-5", "claude-haiku-5")),
     Capability(ANTHROPIC, "claude-opus-4-8", "claude-opus-4-8", max_images=600,
                max_image_px=8000, many_images=20, many_image_px=2000,
                thinking_apis=_ANT_APIS, mid_system=True, thinking_rules=True,
-               forced_tool_thinking=True, max_cache_breakpoints=4),
+               forced_tool_thinking=True, max_cache_breakpoints=4,
+               max_document_bytes=32 * _MB, max_pdf_pages=100),
     Capability(ANTHROPIC, "claude-opus-5", "claude-opus-5", max_images=600, max_image_px=8000,
                many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS, mid_system=True,
-               thinking_rules=True, max_cache_breakpoints=4),
+               thinking_rules=True, max_cache_breakpoints=4,
+               max_document_bytes=32 * _MB, max_pdf_pages=100),
     Capability(OPENAI_CHAT, "", "gpt-5.1", id_max_len=40, error_flag=False, system_inline=True,
                merge_roles=False, first_user=False, max_tool_calls=128),
     Capability(OPENAI_RESPONSES, "", "gpt-5.1", error_flag=False,
@@ -114,21 +126,26 @@ _ROWS = (
                system_inline=True, merge_roles=False, first_user=False),
     Capability(GEMINI, "", "gemini-3-pro", max_images=3000, image_types=_GEMINI_IMAGES,
                thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
-               call_signature_required=True, assistant_images=True, base64_signatures=True),
+               call_signature_required=True, assistant_images=True, base64_signatures=True,
+               max_document_bytes=50 * _MB),
     Capability(GEMINI, "gemini-2", "gemini-2.5-pro", max_images=3000, image_types=_GEMINI_IMAGES,
                thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
-               assistant_images=True, base64_signatures=True),
+               assistant_images=True, base64_signatures=True, max_document_bytes=50 * _MB),
     # Bedrock rows are matched without the cross-region prefix of an inference profile id
     Capability(BEDROCK, "", "anthropic.claude-opus-4-8", max_images=20, max_image_px=8000,
-               thinking_apis=_BEDROCK_APIS, reasoning_signature=False, error_flag=False),
+               thinking_apis=_BEDROCK_APIS, reasoning_signature=False, error_flag=False,
+               max_documents=5, max_document_bytes=4_500_000),
     Capability(BEDROCK, "anthropic.claude", "anthropic.claude-opus-4-8", max_images=20,
                max_image_px=8000, thinking_apis=_BEDROCK_APIS, thinking_rules=True,
-               forced_tool_thinking=True),
+               forced_tool_thinking=True, max_documents=5, max_document_bytes=4_500_000,
+               max_pdf_pages=100),
     Capability(BEDROCK, "anthropic.claude-3", "anthropic.claude-3-7-sonnet-20250219-v1:0",
                max_images=20, max_image_px=8000, thinking_apis=_BEDROCK_APIS,
-               thinking_rules=True, prefill=True),
+               thinking_rules=True, prefill=True, max_documents=5,
+               max_document_bytes=4_500_000, max_pdf_pages=100),
     Capability(BEDROCK, "amazon.nova", "amazon.nova-pro-v1:0", max_images=20,
-               max_image_px=8000, thinking_apis=_BEDROCK_APIS, reasoning_signature=False),
+               max_image_px=8000, thinking_apis=_BEDROCK_APIS, reasoning_signature=False,
+               max_documents=5, max_document_bytes=4_500_000),
 )
 # us.anthropic.claude-..., global.amazon.nova-...: a cross-region inference profile of a model
 _BEDROCK_REGION = re.compile(r"^(?:us|us-gov|eu|apac|jp|au|ca|global)\.")

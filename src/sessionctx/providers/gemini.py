@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import CALL_SIGNATURE_ADDED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, raw
@@ -48,7 +49,9 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
             for b in block["content"]:
                 if b["type"] == "text":
                     texts.append(b["text"])
-                elif b["type"] == "image":
+                elif b["type"] == "document" and "text" in b:
+                    texts.append(documents.text_part(b))
+                elif b["type"] in ("image", "document"):
                     trailing.append(_part(b))
             key = "error" if block["isError"] else "output"
             parts.append({"functionResponse": {"id": block["id"], "name": block["name"],
@@ -65,6 +68,10 @@ def _part(block: Block) -> dict[str, Any]:
     if kind == "text":
         return {"text": block["text"]}
     if kind == "image":
+        return {"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}}
+    if kind == "document":  # a PDF as inline data; a text document as text
+        if "text" in block:
+            return {"text": documents.text_part(block)}
         return {"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}}
     if kind == "thinking":
         out: dict[str, Any] = {"text": block["thinking"], "thought": True}
@@ -139,7 +146,8 @@ def _check_part(p: dict[str, Any], path: str, role: Any, cap: Capability,
     if keys[0] == "text" and not str(p["text"]).strip() and not signed_thought:
         out.append(Violation(path, "empty text part"))
     elif keys[0] == "inlineData" and p["inlineData"].get(
-            "mimeType", p["inlineData"].get("mime_type")) not in cap.image_types:
+            "mimeType", p["inlineData"].get("mime_type")) not in cap.image_types | {
+            documents.PDF}:
         out.append(Violation(path, "unsupported inline data type"))
     elif keys[0] == "functionCall" and role != "model":
         out.append(Violation(path, "function calls belong to model turns"))

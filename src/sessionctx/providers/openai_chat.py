@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from sessionctx import decoding
+from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, data_url, json_text, raw
@@ -63,14 +64,16 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
         for b in block["content"]:
             if b["type"] == "text":
                 texts.append(b["text"])
-            elif b["type"] == "image":
+            elif b["type"] == "document" and "text" in b:
+                texts.append(documents.text_part(b))
+            elif b["type"] in ("image", "document"):
                 pics.append(b)
         out.append({"role": "tool", "tool_call_id": block["id"],
-                    "content": "\n".join(texts) or (f"({len(pics)} image(s) follow)" if pics
-                                                    else "")})
+                    "content": "\n".join(texts) or (f"({len(pics)} image(s) or file(s) "
+                                                    "follow)" if pics else "")})
         if pics:
-            content.append({"type": "text", "text": f"Images from the result of tool call "
-                                                    f"{block['id']}:"})
+            content.append({"type": "text", "text": f"Attachments from the result of tool "
+                                                    f"call {block['id']}:"})
             content.extend(_user_part(b) for b in pics)
             prep.log(TOOL_IMAGES_MOVED, "Image URLs are only allowed for messages with role "
                      "'user'; the tool's images were put in a following user message", index,
@@ -86,6 +89,11 @@ def _user_part(block: Block) -> dict[str, Any]:
         return {"type": "text", "text": block["text"]}
     if kind == "image":
         return {"type": "image_url", "image_url": {"url": data_url(block)}}
+    if kind == "document":  # Chat takes PDFs as file parts; a text document as text
+        if "text" in block:
+            return {"type": "text", "text": documents.text_part(block)}
+        return {"type": "file", "file": {"file_data": data_url(block),
+                                         "filename": documents.file_name(block)}}
     if kind == "thinking":
         return {"type": "text", "text": block["thinking"]}
     return raw(block)
@@ -188,5 +196,13 @@ def _check_content(content: Any, path: str, role: Any, out: list[Violation],
         elif kind == "text":
             if not str(p.get("text", "")).strip():
                 out.append(Violation(f"{path}.content[{j}]", "empty text part"))
+        elif kind == "file":
+            if role != "user":
+                out.append(Violation(f"{path}.content[{j}]", "file content parts are only "
+                                     "allowed in user messages"))
+            data = p.get("file", {}).get("file_data") if isinstance(p.get("file"), dict) else None
+            if not (isinstance(data, str) and data.startswith("data:application/pdf;base64,")):
+                out.append(Violation(f"{path}.content[{j}]", "Chat Completions accepts only PDF "
+                                     "files as file content parts"))
         elif kind != "image_url":
             out.append(Violation(f"{path}.content[{j}]", f"unsupported part type {kind!r}"))

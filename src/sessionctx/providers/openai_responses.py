@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from sessionctx import decoding
+from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import reasoning_item
 from sessionctx.providers.policies.turns import (
@@ -102,6 +103,11 @@ def _input_part(block: Block) -> dict[str, Any]:
         return {"type": "input_text", "text": block["text"]}
     if kind == "image":
         return {"type": "input_image", "image_url": data_url(block), "detail": "auto"}
+    if kind == "document":
+        if "text" in block:
+            return {"type": "input_text", "text": documents.text_part(block)}
+        return {"type": "input_file", "file_data": data_url(block),
+                "filename": documents.file_name(block)}
     if kind == "thinking":
         return {"type": "input_text", "text": block["thinking"]}
     return raw(block)
@@ -189,7 +195,7 @@ def _check_output(output: Any, path: str, out: list[Violation]) -> None:
         out.append(Violation(f"{path}.output", "output must be a string or a list of parts"))
         return
     for j, p in enumerate(output):
-        if p.get("type") not in ("input_text", "input_image"):
+        if p.get("type") not in ("input_text", "input_image", "input_file"):
             out.append(Violation(f"{path}.output[{j}]", f"unsupported part {p.get('type')!r}"))
 
 
@@ -207,10 +213,11 @@ def _check_message(item: dict[str, Any], path: str, out: list[Violation]) -> Non
         return
     for j, p in enumerate(content):
         kind = p.get("type")
-        if kind == "input_image" and role != "user":
-            out.append(Violation(f"{path}.content[{j}]", "images only in user messages"))
+        if kind in ("input_image", "input_file") and role != "user":
+            out.append(Violation(f"{path}.content[{j}]", "images and files only in user "
+                                 "messages"))
         elif kind == "input_text":
             if not str(p.get("text", "")).strip():
                 out.append(Violation(f"{path}.content[{j}]", "empty text part"))
-        elif kind != "input_image":
+        elif kind not in ("input_image", "input_file"):
             out.append(Violation(f"{path}.content[{j}]", f"unsupported part {kind!r}"))

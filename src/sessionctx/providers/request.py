@@ -67,7 +67,7 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
     target = registered(provider)
     cap, chosen = target.capability(model)
     opts = options or BuildRequestOptions()
-    request_settings.check_settings(cap, chosen, opts.thinking, opts.prefill)
+    request_settings.check_settings(cap, chosen, opts.thinking, opts.prefill, opts.tool_choice)
     early: list[Change] = []
     if opts.tools_as_text and repair:
         messages, early = tools_as_text(messages, sources)

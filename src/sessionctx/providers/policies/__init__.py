@@ -8,6 +8,7 @@ module per concern of provider-rules.md, each keyed off the capability row of th
 | result placement                     | placement.py   |
 | reasoning replay                     | reasoning.py   |
 | image limits                         | image_limits.py|
+| document limits                      | document_limits.py |
 | roles and system messages            | roles.py       |
 | thinking switch, prefill, call limits | request_settings.py (run by build_request after these) |
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 from sessionctx.changes import Source
 from sessionctx.messages import Message
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.document_limits import limit_documents
 from sessionctx.providers.policies.image_limits import (
     IMAGE_DOWNSCALED,
     IMAGE_OMITTED,
@@ -101,6 +103,8 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     placement = Placement(prep, reader.results, reader.reasoning, replay)
     prep.turns = placement.settle(reader.settle) if reader.regular else placement.run()
     limit_images(prep, reader.images, reader.results, cap)
+    if reader.documents:
+        limit_documents(prep, reader.documents, reader.results, cap)
     if reader.systems:
         place_systems(prep, cap)
     if cap.merge_roles:

@@ -26,7 +26,9 @@ from sessionctx.messages import (
     first_string,
     is_blank,
 )
+from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.documents import DOCUMENT_KINDS
 from sessionctx.providers.policies.image_limits import ReadImage
 from sessionctx.providers.policies.placement import Results, error_in_text, mark_empty_output
 from sessionctx.providers.policies.reasoning import (
@@ -100,6 +102,7 @@ class Reader:
         self.good_names: set[str] = set()
         self.results: Results = {}
         self.images: list[ReadImage] = []
+        self.documents: list[ReadImage] = []  # the same, for documents
         self.reasoning: set[int] = set()  # indices of turns holding thinking blocks
         self.bound: set[int] = set()  # indices of turns with item ids or call signatures
         self.systems = 0
@@ -243,6 +246,11 @@ class Reader:
                 image = {"type": "image", "data": data, "mimeType": mime}
                 self.images.append((image, i, result, assistant))
                 return image
+        elif kind in DOCUMENT_KINDS:
+            doc = documents.read(block)
+            if doc is not None:
+                self.documents.append((doc, i, result, assistant))
+                return doc
         elif assistant and kind == "thinking":
             if self._foreign():
                 return self._foreign_thinking(block)

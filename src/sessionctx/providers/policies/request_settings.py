@@ -46,12 +46,15 @@ def apply(prep: Prepared, cap: Capability, thinking: bool | None, prefill: str |
 
 
 def check_settings(cap: Capability, model: str, thinking: bool | None,
-                   prefill: str | None) -> None:
+                   prefill: str | None, tool_choice: str | None = None) -> None:
     """Refuses settings the target does not take, before anything is built."""
     if (thinking is not None or prefill is not None) and not cap.thinking_rules:
         what = "--thinking" if thinking is not None else "a prefill"
         raise RequestError(f"{what} applies to Anthropic and Claude models on Bedrock, not to "
                            f"{cap.provider}/{model}")
+    if thinking and not cap.forced_tool_thinking and tool_choice not in (None, "auto", "none"):
+        raise RequestError(f"Thinking may not be enabled when tool_choice forces tool use "
+                           f"({model} has manual extended thinking): choose auto or none")
     if prefill is None:
         return
     if not cap.prefill:
