@@ -212,9 +212,12 @@ class PostgresStore:
                           "is_checkpoint", (session,))
         return int(rows[0][0] or 0)
 
+    def context_records(self, session: str) -> list[Record]:
+        """The records context loading reads: from the latest valid checkpoint on."""
+        return self.records(session, max(self.latest_checkpoint(session) - 1, 0))
+
     def context(self, session: str, options: BuildOptions | None = None) -> Context:
-        start = self.latest_checkpoint(session)
-        return context_from(self.records(session, max(start - 1, 0)), options)
+        return context_from(self.context_records(session), options)
 
     def sessions(self) -> list[SessionInfo]:
         rows = self._read("SELECT id, record_count, last_seq, first_append, last_append "

@@ -268,9 +268,12 @@ class SqliteStore:
                           "is_checkpoint = 1", (session,))
         return int(rows[0][0] or 0)
 
+    def context_records(self, session: str) -> list[Record]:
+        """The records context loading reads: from the latest valid checkpoint on."""
+        return self._rows(session, max(self.latest_checkpoint(session) - 1, 0))
+
     def context(self, session: str, options: BuildOptions | None = None) -> Context:
-        start = self.latest_checkpoint(session)
-        return context_from(self._rows(session, max(start - 1, 0)), options)
+        return context_from(self.context_records(session), options)
 
     def sessions(self) -> list[SessionInfo]:
         rows = self._read("SELECT id, record_count, last_seq, first_append, last_append "
