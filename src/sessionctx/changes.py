@@ -70,6 +70,8 @@ DROPPED_DUPLICATE_RESULT = "dropped_duplicate_result"
 DROPPED_EMPTY_MESSAGE = "dropped_empty_message"
 SCREENSHOT_OMITTED = "screenshot_omitted"
 INTERRUPTED_NOTE_ADDED = "interrupted_note_added"
+DROPPED_INVENTED_RESULT = "dropped_invented_result"  # a result a framework made up, not a tool
+DROPPED_LONE_REASONING = "dropped_lone_reasoning"  # reasoning whose following item is gone
 
 REPAIRS = frozenset({
     SKIPPED_UNKNOWN,
@@ -80,6 +82,8 @@ REPAIRS = frozenset({
     DROPPED_ORPHAN_RESULT,
     DROPPED_DUPLICATE_RESULT,
     DROPPED_EMPTY_MESSAGE,
+    DROPPED_INVENTED_RESULT,
+    DROPPED_LONE_REASONING,
 })
 
 
