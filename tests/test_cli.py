@@ -130,7 +130,7 @@ def test_no_traceback_for_bad_input_in_a_real_process(tmp_path: Path):
 def test_progress_bar_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     import io
 
-    from sessionctx import cli
+    from sessionctx.cli import loader as cli
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -141,10 +141,10 @@ def test_progress_bar_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     fake = Tty()
     monkeypatch.setattr("sys.stderr", fake)
     monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 10)
-    show = cli._progress_printer(str(big))
+    show = cli.progress_printer(str(big))
     assert show is not None
     show(50, 100)
     show(100, 100)
     assert "50%" in fake.getvalue() and "100%" in fake.getvalue()
     monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 10**9)
-    assert cli._progress_printer(str(big)) is None
+    assert cli.progress_printer(str(big)) is None

@@ -18,7 +18,7 @@ from sessionctx.providers import (
     build_from_messages,
     build_request,
     naive_request,
-    shared,
+    policies,
     validate,
 )
 from sessionctx.providers.capabilities import capability
@@ -126,7 +126,7 @@ def test_every_provider_body_is_valid_from_raw_messages(messages: list[Msg]) -> 
     for provider in PROVIDERS:
         req = build_from_messages(messages, None, provider)
         _check(messages, provider, req.body)
-        dropped_calls = sum(1 for c in req.changes if c.kind == shared.CALL_WITHOUT_RESULT)
+        dropped_calls = sum(1 for c in req.changes if c.kind == policies.CALL_WITHOUT_RESULT)
         stored = sum(1 for m in messages if m["role"] == "assistant" for b in m["content"]
                      if b["type"] == "toolCall")
         sent = json.dumps(req.body).count('"toolUse"') + json.dumps(req.body).count(
@@ -158,7 +158,7 @@ def _read_as_irregular(reader: Any, messages: list[Msg]) -> list[Any]:
     return turns
 
 
-READ = shared._Reader.read
+READ = policies.Reader.read
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -170,7 +170,7 @@ def test_the_short_path_for_results_in_place_agrees_with_full_placement(
     for provider in PROVIDERS:
         short = _built(messages, provider)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(shared._Reader, "read", _read_as_irregular)
+            patch.setattr(policies.Reader, "read", _read_as_irregular)
             full = _built(messages, provider)
         assert short == full, provider
 
@@ -183,15 +183,15 @@ def test_a_history_with_results_in_place_takes_the_short_path() -> None:
                  "api": "anthropic-messages", "model": "claude-opus-4-8"},
                 {"role": "toolResult", "toolCallId": "a", "content": []}]
     cap, model = capability("anthropic")
-    reader = shared._Reader(shared.Prepared([], []), cap, True, model)
+    reader = policies.Reader(policies.Prepared([], []), cap, True, model)
     reader.read(messages)
     assert reader.regular and reader.settle == [1]
-    foreign = shared._Reader(shared.Prepared([], []), cap, True, "claude-opus-5")
+    foreign = policies.Reader(policies.Prepared([], []), cap, True, "claude-opus-5")
     foreign.read(messages)  # reasoning another model wrote is dropped as it is read
     assert foreign.regular and foreign.settle == []
     body = json.loads(_built(messages, "anthropic")[0])
     assert body["messages"][1]["content"][0]["type"] == "thinking"  # same model: replayed
-    assert body["messages"][2]["content"][0]["content"][0]["text"] == shared.EMPTY_OUTPUT
+    assert body["messages"][2]["content"][0]["content"][0]["text"] == policies.EMPTY_OUTPUT
 
 
 @st.composite
@@ -255,6 +255,6 @@ def test_tolerated_shapes_give_valid_bodies_by_either_path(messages: list[Msg]) 
             sdk_check(provider, body)
         short = _built(messages, provider)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(shared._Reader, "read", _read_as_irregular)
+            patch.setattr(policies.Reader, "read", _read_as_irregular)
             assert _built(messages, provider) == short, provider
     assert messages == before

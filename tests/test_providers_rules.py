@@ -18,7 +18,7 @@ from sessionctx.providers import (
     build_from_messages,
     build_request,
     naive_request,
-    shared,
+    policies,
     validate,
 )
 from sessionctx.providers import images as img
@@ -64,7 +64,7 @@ def test_anthropic_results_first_in_next_user_message() -> None:
     body, kinds = build("anthropic", *PARALLEL)
     content = body["messages"][2]["content"]
     assert [b["type"] for b in content] == ["tool_result", "tool_result", "text"]
-    assert shared.RESULTS_MOVED in kinds
+    assert policies.RESULTS_MOVED in kinds
 
 
 def test_bedrock_results_in_next_user_message() -> None:
@@ -111,7 +111,7 @@ def test_gemini_first_call_carries_a_thought_signature() -> None:
     calls = body["contents"][1]["parts"]
     assert calls[0]["thoughtSignature"] == "skip_thought_signature_validator"
     assert "thoughtSignature" not in calls[1]
-    assert shared.CALL_SIGNATURE_ADDED in kinds
+    assert policies.CALL_SIGNATURE_ADDED in kinds
     body2, _ = build("gemini", *PARALLEL, model="gemini-2.5-pro")
     assert "thoughtSignature" not in body2["contents"][1]["parts"][0]
 
@@ -128,7 +128,7 @@ def test_gemini_corrupted_signature_is_not_replayed(model: str) -> None:
     parts = body["contents"][1]["parts"]
     assert [p.get("thought") for p in parts] == [None, None]  # the reasoning is not replayed
     assert parts[1].get("thoughtSignature") in (None, "skip_thought_signature_validator")
-    assert kinds.count(shared.SIGNATURE_CORRUPT) == 1
+    assert kinds.count(policies.SIGNATURE_CORRUPT) == 1
     fine = assistant({"type": "thinking", "thinking": "plan", "thinkingSignature": good},
                      text("running"), {**call("a"), "thoughtSignature": good},
                      api="google-generative-ai", model=model)
@@ -136,17 +136,16 @@ def test_gemini_corrupted_signature_is_not_replayed(model: str) -> None:
     parts = body["contents"][1]["parts"]
     assert parts[0] == {"text": "plan", "thought": True, "thoughtSignature": good}
     assert parts[2]["thoughtSignature"] == good
-    assert shared.SIGNATURE_CORRUPT not in kinds
+    assert policies.SIGNATURE_CORRUPT not in kinds
 
 
 def test_orphan_result_is_never_sent() -> None:
     # prevents: "unexpected tool_use_id found in tool_result blocks"
     msgs = [user("a"), assistant(text("b")), {"role": "toolResult", "toolCallId": "zz",
                                               "content": [text("x")]}]
-    req = shared.prepare(msgs, None, capability("anthropic")[0], "claude-opus-4-8",
-                         shared.Policy())
-    assert all(b["type"] != shared.RESULT for _, blocks, _ in req.turns for b in blocks)
-    assert shared.RESULT_WITHOUT_CALL in [c.kind for c in req.changes]
+    req = policies.prepare(msgs, None, capability("anthropic")[0], "claude-opus-4-8")
+    assert all(b["type"] != policies.RESULT for _, blocks, _ in req.turns for b in blocks)
+    assert policies.RESULT_WITHOUT_CALL in [c.kind for c in req.changes]
 
 
 def raw_build(provider: str, *messages: Msg) -> tuple[dict[str, Any], list[str]]:
@@ -164,14 +163,14 @@ def test_result_before_its_call_does_not_hide_the_later_result() -> None:
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert body["messages"][2]["content"][0]["content"][0]["text"] == "on time"
     assert "too early" not in json.dumps(body)
-    assert shared.RESULT_WITHOUT_CALL in kinds and shared.CALL_WITHOUT_RESULT not in kinds
+    assert policies.RESULT_WITHOUT_CALL in kinds and policies.CALL_WITHOUT_RESULT not in kinds
 
 
 def test_results_out_of_call_order_are_put_in_order_and_logged() -> None:
     msgs = (user("go"), assistant(call("a"), call("b")), result("b", "B"), result("a", "A"))
     body, kinds = raw_build("anthropic", *msgs)
     assert [b["tool_use_id"] for b in body["messages"][2]["content"]] == ["a", "b"]
-    assert shared.RESULTS_MOVED in kinds
+    assert policies.RESULTS_MOVED in kinds
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -181,7 +180,7 @@ def test_call_blocks_outside_assistant_messages_are_not_sent(provider: str) -> N
                                           "arguments": {}}, text("hi")]}
     body, kinds = raw_build(provider, stray)
     assert "c9" not in json.dumps(body)
-    assert shared.UNSUPPORTED_BLOCK in kinds
+    assert policies.UNSUPPORTED_BLOCK in kinds
 
 
 # ---------------------------------------------------------------- ids
@@ -193,7 +192,7 @@ def test_ids_rewritten_to_pattern_same_on_call_and_result() -> None:
     body, kinds = build("anthropic", *msgs)
     use = body["messages"][1]["content"][0]["id"]
     assert body["messages"][2]["content"][0]["tool_use_id"] == use
-    assert use.startswith("fs_read_1") and shared.ID_REWRITTEN in kinds
+    assert use.startswith("fs_read_1") and policies.ID_REWRITTEN in kinds
     again, _ = build("anthropic", *msgs)
     assert again == body  # deterministic, so prompt caches hold
 
@@ -231,12 +230,12 @@ def test_duplicate_call_ids_renamed() -> None:
     msgs = [user("go"), assistant(call("x")), result("x", "first"), assistant(call("x")),
             result("x", "second")]
     cap, model = capability("anthropic")
-    prep = shared.prepare(msgs, None, cap, model, shared.Policy())
+    prep = policies.prepare(msgs, None, cap, model)
     ids = [b["id"] for _, blocks, _ in prep.turns for b in blocks if b["type"] == "toolCall"]
     outs = {b["id"]: b["content"][0]["text"] for _, blocks, _ in prep.turns for b in blocks
-            if b["type"] == shared.RESULT}
+            if b["type"] == policies.RESULT}
     assert ids == ["x", "x_2"] and outs == {"x": "first", "x_2": "second"}
-    assert shared.DUPLICATE_ID_RENAMED in [c.kind for c in prep.changes]
+    assert policies.DUPLICATE_ID_RENAMED in [c.kind for c in prep.changes]
 
 
 def test_renamed_duplicate_never_collides_with_a_stored_id() -> None:
@@ -256,7 +255,7 @@ def test_responses_pipe_ids_split_into_call_id() -> None:
     body, kinds = build("openai-responses", *msgs)
     assert body["input"][1]["call_id"] == "call_1" and "id" not in body["input"][1]
     assert body["input"][2]["call_id"] == "call_1"
-    assert shared.REASONING_ID_REMOVED in kinds
+    assert policies.REASONING_ID_REMOVED in kinds
 
 
 def test_gemini_function_response_takes_its_calls_name() -> None:
@@ -270,7 +269,7 @@ def test_gemini_function_response_takes_its_calls_name() -> None:
     body, kinds = build("gemini", user("go"), assistant(call("b", "mcp.read")),
                         result("b", name="mcp.read"))
     sent = body["contents"][1]["parts"][0]["functionCall"]["name"]
-    assert sent == "mcp_read" and shared.NAME_REWRITTEN in kinds
+    assert sent == "mcp_read" and policies.NAME_REWRITTEN in kinds
     assert body["contents"][2]["parts"][0]["functionResponse"]["name"] == sent
 
 
@@ -283,7 +282,7 @@ def test_malformed_arguments_kept_recoverably(provider: str) -> None:
     bad = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": '{"cmd": "ls'}
     msgs = (user("go"), assistant(bad), result("c1"))
     body, kinds = build(provider, *msgs)
-    assert shared.ARGUMENTS_REPAIRED in kinds
+    assert policies.ARGUMENTS_REPAIRED in kinds
     assert '{"cmd": "ls' in raw_arguments(body)
 
 
@@ -297,7 +296,7 @@ def raw_arguments(obj: Any) -> list[str]:
         if not isinstance(obj, dict):
             return []
     if isinstance(obj, dict):
-        found = [obj[shared.RAW_ARGUMENTS_KEY]] if shared.RAW_ARGUMENTS_KEY in obj else []
+        found = [obj[policies.RAW_ARGUMENTS_KEY]] if policies.RAW_ARGUMENTS_KEY in obj else []
         return found + [r for v in obj.values() for r in raw_arguments(v)]
     if isinstance(obj, list):
         return [r for v in obj for r in raw_arguments(v)]
@@ -305,10 +304,10 @@ def raw_arguments(obj: Any) -> list[str]:
 
 
 def test_repair_arguments() -> None:
-    assert shared.repair_arguments('{"a": 1}') == ({"a": 1}, False)
-    assert shared.repair_arguments("[1]") == ({shared.RAW_ARGUMENTS_KEY: "[1]"}, True)
-    assert shared.repair_arguments(None) == ({}, True)
-    assert shared.repair_arguments(3) == ({shared.RAW_ARGUMENTS_KEY: "3"}, True)
+    assert policies.repair_arguments('{"a": 1}') == ({"a": 1}, False)
+    assert policies.repair_arguments("[1]") == ({policies.RAW_ARGUMENTS_KEY: "[1]"}, True)
+    assert policies.repair_arguments(None) == ({}, True)
+    assert policies.repair_arguments(3) == ({policies.RAW_ARGUMENTS_KEY: "3"}, True)
 
 
 # ---------------------------------------------------------------- thinking
@@ -328,10 +327,10 @@ def test_anthropic_thinking_replayed_to_same_model_only() -> None:
     other = assistant(thinking("hmm"), text("hi"), api="openai-responses", model="gpt-5")
     body, kinds = build("anthropic", user("q"), other, user("more"))
     assert [b["type"] for b in body["messages"][1]["content"]] == ["text"]
-    assert shared.THINKING_DROPPED in kinds
+    assert policies.THINKING_DROPPED in kinds
     body, kinds = build("anthropic", user("q"), other, user("more"), as_text=True)
     assert body["messages"][1]["content"][0] == {"type": "text", "text": "hmm"}
-    assert shared.THINKING_AS_TEXT in kinds
+    assert policies.THINKING_AS_TEXT in kinds
 
 
 def test_reasoning_after_a_block_turned_to_text_is_not_replayed_as_thinking() -> None:
@@ -343,7 +342,7 @@ def test_reasoning_after_a_block_turned_to_text_is_not_replayed_as_thinking() ->
     body, kinds = build("anthropic", user("q"), own, user("more"), as_text=True)
     assert body["messages"][1]["content"] == [{"type": "text", "text": t}
                                               for t in ("plan", "check", "hi")]
-    assert kinds.count(shared.THINKING_AS_TEXT) == 1
+    assert kinds.count(policies.THINKING_AS_TEXT) == 1
 
 
 def test_anthropic_final_block_cannot_be_thinking() -> None:
@@ -369,7 +368,7 @@ def test_responses_reasoning_item_replayed_with_its_call() -> None:
                         model="gpt-4.1")
     assert [i["type"] for i in body["input"]][1] == "function_call"
     assert "id" not in body["input"][1]
-    assert shared.REASONING_ID_REMOVED in kinds
+    assert policies.REASONING_ID_REMOVED in kinds
 
 
 def test_bedrock_reasoning_signature_only_for_claude() -> None:
@@ -391,7 +390,7 @@ def test_empty_text_blocks_removed(provider: str) -> None:
     msgs = (user("q"), assistant(text("  "), text("answer")), user("more"))
     body, kinds = build(provider, *msgs)
     assert '"  "' not in json.dumps(body)
-    assert shared.EMPTY_TEXT_REMOVED in kinds
+    assert policies.EMPTY_TEXT_REMOVED in kinds
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -403,8 +402,8 @@ def test_empty_tool_output_marked(provider: str) -> None:
     body, kinds = req.body, [c.kind for c in req.changes]
     assert validate(body, provider) == []
     sdk_check(provider, body)
-    assert shared.EMPTY_OUTPUT in json.dumps(body)
-    assert shared.EMPTY_OUTPUT_MARKED in kinds
+    assert policies.EMPTY_OUTPUT in json.dumps(body)
+    assert policies.EMPTY_OUTPUT_MARKED in kinds
 
 
 # ---------------------------------------------------------------- roles
@@ -415,7 +414,7 @@ def test_bedrock_strict_alternation() -> None:
     assert "must alternate" in naive_errors("bedrock", *msgs)
     body, kinds = build("bedrock", *msgs)
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
-    assert shared.TURNS_MERGED in kinds
+    assert policies.TURNS_MERGED in kinds
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "bedrock", "gemini"])
@@ -424,9 +423,9 @@ def test_first_message_is_user(provider: str) -> None:
     # that starts with a model call, and Bedrock/Anthropic first-message errors
     msgs = [assistant(text("hello")), user("hi")]
     cap, model = capability(provider)
-    prep = shared.prepare(msgs, None, cap, model, shared.Policy())
+    prep = policies.prepare(msgs, None, cap, model)
     assert prep.turns[0][0] == "user"
-    assert shared.FIRST_USER_ADDED in [c.kind for c in prep.changes]
+    assert policies.FIRST_USER_ADDED in [c.kind for c in prep.changes]
 
 
 def test_system_messages() -> None:
@@ -436,7 +435,7 @@ def test_system_messages() -> None:
     body, kinds = build("anthropic", *msgs, model="claude-sonnet-4-5", system="top")
     assert body["system"] == "top\n\nbe brief"
     assert all(m["role"] != "system" for m in body["messages"])
-    assert shared.SYSTEM_CONVERTED in kinds and shared.SYSTEM_HOISTED in kinds
+    assert policies.SYSTEM_CONVERTED in kinds and policies.SYSTEM_HOISTED in kinds
     chat, _ = build("openai-chat", *msgs, system="top")
     assert chat["messages"][0] == {"role": "system", "content": "top\n\nbe brief"}
     assert {"role": "system", "content": "now longer"} in chat["messages"]
@@ -455,7 +454,7 @@ def test_openai_chat_tool_images_move_to_user_message() -> None:
     assert body["messages"][2] == {"role": "tool", "tool_call_id": "c1", "content": "here"}
     assert body["messages"][3]["role"] == "user"
     assert body["messages"][3]["content"][1]["type"] == "image_url"
-    assert shared.TOOL_IMAGES_MOVED in kinds
+    assert policies.TOOL_IMAGES_MOVED in kinds
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "bedrock", "openai-chat",
@@ -470,7 +469,7 @@ def test_assistant_images_become_notes(provider: str) -> None:
     body, kinds = build(provider, *msgs)
     assert "does not accept images in assistant messages" in json.dumps(body)
     assert "here it is" in json.dumps(body)
-    assert shared.IMAGE_OMITTED in kinds
+    assert policies.IMAGE_OMITTED in kinds
 
 
 def test_gemini_keeps_images_in_model_turns() -> None:
@@ -478,14 +477,14 @@ def test_gemini_keeps_images_in_model_turns() -> None:
     body, kinds = build("gemini", *msgs)
     assert body["contents"][1]["parts"][1] == {"inlineData": {"mimeType": "image/png",
                                                               "data": "aGVsbG8="}}
-    assert shared.IMAGE_OMITTED not in kinds
+    assert policies.IMAGE_OMITTED not in kinds
 
 
 def test_assistant_images_do_not_count_toward_the_limit() -> None:
     msgs = (user("q", content=[text("look"), *[image() for _ in range(20)]]),
             assistant(text("a"), image()), user("more"))
     body, kinds = build("bedrock", *msgs)
-    assert kinds.count(shared.IMAGE_OVER_LIMIT) == 0
+    assert kinds.count(policies.IMAGE_OVER_LIMIT) == 0
     assert sum("image" in b for b in body["messages"][0]["content"]) == 20
 
 
@@ -498,7 +497,7 @@ def test_image_count_limit_replaces_oldest() -> None:
     blocks = body["messages"][0]["content"]
     assert ["image" in b for b in blocks].count(True) == 20
     assert "limit of 20 images" in blocks[0]["text"]
-    assert kinds.count(shared.IMAGE_OVER_LIMIT) == 2
+    assert kinds.count(policies.IMAGE_OVER_LIMIT) == 2
 
 
 def test_oversize_image_downscaled_with_pillow() -> None:
@@ -508,7 +507,7 @@ def test_oversize_image_downscaled_with_pillow() -> None:
     data = body["messages"][0]["content"][1]["source"]["data"]
     size = img.dimensions(base64.b64decode(data))
     assert size is not None and max(size) <= 8000
-    assert shared.IMAGE_DOWNSCALED in kinds
+    assert policies.IMAGE_DOWNSCALED in kinds
 
 
 def test_oversize_image_note_without_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -516,7 +515,7 @@ def test_oversize_image_note_without_pillow(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "PIL", None)
     body, kinds = build("anthropic", *msgs)
     assert "8100x10 px" in body["messages"][0]["content"][1]["text"]
-    assert shared.IMAGE_OMITTED in kinds
+    assert policies.IMAGE_OMITTED in kinds
 
 
 def test_many_images_lower_the_pixel_limit() -> None:
@@ -524,7 +523,7 @@ def test_many_images_lower_the_pixel_limit() -> None:
     big = png(2100, 10)
     msgs = (user("q", content=[text("see"), *[image(big) for _ in range(21)]]),)
     _, kinds = build("anthropic", *msgs)
-    assert kinds.count(shared.IMAGE_DOWNSCALED) == 21
+    assert kinds.count(policies.IMAGE_DOWNSCALED) == 21
 
 
 @pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
@@ -540,7 +539,7 @@ def test_unsupported_image_type_becomes_note() -> None:
     assert "not accepted" in naive_errors("anthropic", *msgs)
     body, kinds = build("anthropic", *msgs)
     assert body["messages"][0]["content"][1]["type"] == "text"
-    assert shared.IMAGE_OMITTED in kinds
+    assert policies.IMAGE_OMITTED in kinds
 
 
 # ---------------------------------------------------------------- failed tool results
@@ -555,7 +554,7 @@ def test_error_flag_kept_where_the_wire_has_one() -> None:
     assert "error" in body["contents"][2]["parts"][0]["functionResponse"]["response"]
     body, kinds3 = build("bedrock", *FAILED)
     assert body["messages"][2]["content"][0]["toolResult"]["status"] == "error"
-    assert shared.ERROR_AS_TEXT not in kinds + kinds2 + kinds3
+    assert policies.ERROR_AS_TEXT not in kinds + kinds2 + kinds3
 
 
 @pytest.mark.parametrize("provider", ["openai-chat", "openai-responses"])
@@ -569,17 +568,17 @@ def test_openai_failed_result_says_so_in_its_text(provider: str) -> None:
         output = body["input"][2]["output"]
     texts = [output] if isinstance(output, str) else [p["text"] for p in output]
     joined = "\n".join(texts)
-    assert joined.startswith(shared.ERROR_NOTE) and "permission denied" in joined
-    assert kinds.count(shared.ERROR_AS_TEXT) == 1
+    assert joined.startswith(policies.ERROR_NOTE) and "permission denied" in joined
+    assert kinds.count(policies.ERROR_AS_TEXT) == 1
     ok, ok_kinds = build(provider, user("go"), assistant(call("a")), result("a", "fine"))
-    assert shared.ERROR_NOTE not in json.dumps(ok) and shared.ERROR_AS_TEXT not in ok_kinds
+    assert policies.ERROR_NOTE not in json.dumps(ok) and policies.ERROR_AS_TEXT not in ok_kinds
 
 
 def test_failed_result_with_no_output_is_not_marked_empty() -> None:
     body, kinds = build("openai-chat", user("go"), assistant(call("a")),
                         {**result("a", "x", isError=True), "content": []})
-    assert shared.ERROR_NOTE in json.dumps(body["messages"][2])
-    assert shared.EMPTY_OUTPUT_MARKED not in kinds
+    assert policies.ERROR_NOTE in json.dumps(body["messages"][2])
+    assert policies.EMPTY_OUTPUT_MARKED not in kinds
 
 
 def test_bedrock_status_only_for_claude_and_nova() -> None:
@@ -596,18 +595,18 @@ def test_bedrock_status_only_for_claude_and_nova() -> None:
                   "amazon.nova-pro-v1:0", "us.amazon.nova-lite-v1:0"):
         body, kinds = build("bedrock", *FAILED, model=model)
         assert body["messages"][2]["content"][0]["toolResult"]["status"] == "error", model
-        assert shared.ERROR_AS_TEXT not in kinds
+        assert policies.ERROR_AS_TEXT not in kinds
     body, kinds = build("bedrock", *FAILED, model="meta.llama3-70b-instruct-v1:0")
     out = body["messages"][2]["content"][0]["toolResult"]
     assert "status" not in out
-    assert out["content"][0] == {"text": shared.ERROR_NOTE}
-    assert shared.ERROR_AS_TEXT in kinds
+    assert out["content"][0] == {"text": policies.ERROR_NOTE}
+    assert policies.ERROR_AS_TEXT in kinds
 
 
 def test_naive_body_sends_error_results_as_stored() -> None:
     ctx = build_context(recs(*FAILED))
     body = naive_request(ctx.messages, "openai-chat").body
-    assert shared.ERROR_NOTE not in json.dumps(body)
+    assert policies.ERROR_NOTE not in json.dumps(body)
 
 
 # ---------------------------------------------------------------- capability table

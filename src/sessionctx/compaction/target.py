@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from sessionctx.errors import SessionctxError
 from sessionctx.records import Problem, Record, has_tree, read_bytes, select_branch
 
 
@@ -21,7 +22,7 @@ class SessionChanged(RuntimeError):
     """The session moved between planning and appending; nothing was written."""
 
 
-class TargetError(RuntimeError):
+class TargetError(SessionctxError):
     """The session cannot be read or written."""
 
 

@@ -9,7 +9,6 @@ tiktoken itself expects, so exact counts for those encodings work offline.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
 import os
@@ -20,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from sessionctx.files import write_atomically
 from sessionctx.messages import Message
 
 CHARS_PER_TOKEN = 4
@@ -160,15 +160,10 @@ def _fill_cache(cache: str, path: str, url: str, expected: str | None) -> bool:
     data = _bundled(url)
     if data is None or expected is None or hashlib.sha256(data).hexdigest() != expected:
         return False
-    partial = f"{path}.{os.getpid()}.partial"
     try:
         os.makedirs(cache, exist_ok=True)
-        with open(partial, "wb") as f:
-            f.write(data)
-        os.replace(partial, path)  # whole or absent, as tiktoken writes it
+        write_atomically(path, data, mode=0o644)  # whole or absent, as tiktoken writes it
     except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(partial)
         return False
     return True
 

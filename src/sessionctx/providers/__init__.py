@@ -1,33 +1,28 @@
 """Provider request bodies: a built context turned into what one API accepts, and a validator.
 
-`build_request` runs the shared policies (shared.py) with the provider's capability row and maps
-the result to the provider's wire format; every change goes into the same change log as the core
-build. `validate` checks a body against the provider's rules and returns every violation.
+`build_request` runs the provider step (policies/) with the provider's capability row and maps
+the result to the provider's wire format with the renderer the registry names; every change
+goes into the same change log as the core build. `validate` checks a body against the
+provider's rules and returns every violation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from sessionctx.changes import Change, Source
 from sessionctx.context import Context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
-from sessionctx.providers import anthropic, bedrock, gemini, openai_chat, openai_responses
-from sessionctx.providers.capabilities import PROVIDERS, capability
-from sessionctx.providers.shared import Policy, prepare
+from sessionctx.providers.capabilities import PROVIDERS
+from sessionctx.providers.policies import prepare
+from sessionctx.providers.registry import provider as registered
 from sessionctx.providers.violations import Violation
 
 __all__ = ["PROVIDERS", "BuildRequestOptions", "Request", "Violation", "build_from_messages",
            "build_request",
            "naive_request", "validate"]
-
-_MODULES: dict[str, ModuleType] = {
-    "anthropic": anthropic, "openai-chat": openai_chat, "openai-responses": openai_responses,
-    "gemini": gemini, "bedrock": bedrock,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +50,12 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
                         model: str | None = None, system: str | None = None,
                         options: BuildRequestOptions | None = None,
                         repair: bool = True) -> Request:
-    cap, chosen = capability(provider, model)
-    module = _MODULES[provider]
-    base: Policy = module.POLICY
+    target = registered(provider)
+    cap, chosen = target.capability(model)
     opts = options or BuildRequestOptions()
-    policy = Policy(base.merge_roles, base.first_user, base.system_inline, opts.thinking_as_text)
     with paused_gc():  # a body is a large acyclic tree, like the context it comes from
-        prep = prepare(messages, sources, cap, chosen, policy, system, repair)
-        body: dict[str, Any] = module.render(prep, cap)
+        prep = prepare(messages, sources, cap, chosen, system, repair, opts.thinking_as_text)
+        body = target.render(prep, cap)
         changes = prep.changes
         del prep  # the turns go before the collector runs again, so it never scans them
     return Request(body, changes, provider, chosen)
@@ -76,6 +69,6 @@ def naive_request(messages: list[Message], provider: str, model: str | None = No
 
 def validate(body: dict[str, Any], provider: str, model: str | None = None) -> list[Violation]:
     """Every rule of `provider` (and model) that `body` breaks, with its path in the body."""
-    cap, _ = capability(provider, model)
-    result: list[Violation] = _MODULES[provider].validate(body, cap)
-    return result
+    target = registered(provider)
+    cap, _ = target.capability(model)
+    return target.validate(body, cap)

@@ -7,10 +7,8 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import RESULT, Block, Policy, Prepared, raw
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
 from sessionctx.providers.violations import Violation
-
-POLICY = Policy()
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:

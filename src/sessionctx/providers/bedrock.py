@@ -6,10 +6,9 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import RESULT, Block, Policy, Prepared, raw
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
 from sessionctx.providers.violations import Violation
 
-POLICY = Policy()
 FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
 

@@ -22,33 +22,52 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 @dataclass(frozen=True, slots=True)
 class Capability:
-    """The limits of one provider and model family that a request body must respect."""
+    """The limits of one provider and model family that a request body must respect: one flag
+    per rule, each with the default most rows share (the section of provider-rules.md it comes
+    from in brackets); a row names only where it differs."""
 
     provider: str
     family: str
     default_model: str
+    # reading [1.3, 2, 3, 5]: call ids match `id_pattern` with at most `id_max_len` characters
     id_pattern: str = SAFE_ID
     id_max_len: int = 64
+    # result placement [1.3, 4, 5]: the wire says a tool result is an error (Anthropic
+    # is_error, Gemini's error key, Bedrock's status for Claude and Nova); elsewhere the
+    # result's text has to say it
+    error_flag: bool = True
+    # reasoning replay [1.4, 3, 4, 5]: the `api` values of stored assistant messages whose
+    # reasoning this provider can replay
+    thinking_apis: frozenset[str] = frozenset()
+    # reasoning replay [4]: Gemini 3: the first functionCall of each model turn must carry a
+    # thought signature
+    call_signature_required: bool = False
+    # reasoning replay [5]: Bedrock: reasoning signatures are accepted only by Claude models
+    reasoning_signature: bool = True
+    # reasoning replay [4]: signatures are bytes sent as base64 (Gemini): one that does not
+    # decode is corrupted
+    base64_signatures: bool = False
+    # image limits [1.5, 4, 5]: images per request, and pixels per side
     max_images: int | None = None
     max_image_px: int | None = None
-    # more than `many_images` images in one request lowers the pixel limit to `many_image_px`
+    # image limits [1.5]: more than `many_images` images in one request lowers the pixel limit
+    # to `many_image_px`
     many_images: int | None = None
     many_image_px: int | None = None
-    # the `api` values of stored assistant messages whose reasoning this provider can replay
-    thinking_apis: frozenset[str] = frozenset()
-    mid_system: bool = False
-    # Gemini 3: the first functionCall of each model turn must carry a thought signature
-    call_signature_required: bool = False
-    # Bedrock: reasoning signatures are accepted only by Claude models
-    reasoning_signature: bool = True
+    # image limits [1.5, 4]: the media types accepted
     image_types: frozenset[str] = IMAGE_TYPES
-    # images in an assistant (model) message; only Gemini models produce and take them back
+    # image limits [2, 5]: images in an assistant (model) message; only Gemini models produce
+    # and take them back
     assistant_images: bool = False
-    # the wire says a tool result is an error (Anthropic is_error, Gemini's error key, Bedrock's
-    # status for Claude and Nova); elsewhere the result's text has to say it
-    error_flag: bool = True
-    # signatures are bytes sent as base64 (Gemini): one that does not decode is corrupted
-    base64_signatures: bool = False
+    # roles [1.1]: a system message right after a user turn (Claude Opus 4.8 and later)
+    mid_system: bool = False
+    # roles [2, 3]: system messages anywhere, as they are (OpenAI's system and developer roles)
+    system_inline: bool = False
+    # roles [1.1, 4, 5]: roles alternate, so consecutive turns of one role are joined (Bedrock
+    # rejects them; Anthropic would join them itself, after the results placed first)
+    merge_roles: bool = True
+    # roles [4, 5]: the first message is a user message
+    first_user: bool = True
 
 
 _ANT_APIS = frozenset({"anthropic-messages"})
@@ -63,9 +82,11 @@ _ROWS = (
                thinking_apis=_ANT_APIS, mid_system=True),
     Capability(ANTHROPIC, "claude-opus-5", "claude-opus-5", max_images=600, max_image_px=8000,
                many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS, mid_system=True),
-    Capability(OPENAI_CHAT, "", "gpt-5.1", id_max_len=40, error_flag=False),
+    Capability(OPENAI_CHAT, "", "gpt-5.1", id_max_len=40, error_flag=False, system_inline=True,
+               merge_roles=False, first_user=False),
     Capability(OPENAI_RESPONSES, "", "gpt-5.1", error_flag=False,
-               thinking_apis=frozenset({"openai-responses", "openai-codex-responses"})),
+               thinking_apis=frozenset({"openai-responses", "openai-codex-responses"}),
+               system_inline=True, merge_roles=False, first_user=False),
     Capability(GEMINI, "", "gemini-3-pro", max_images=3000, image_types=_GEMINI_IMAGES,
                thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
                call_signature_required=True, assistant_images=True, base64_signatures=True),

@@ -5,18 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import (
-    CALL_SIGNATURE_ADDED,
-    RESULT,
-    Block,
-    Policy,
-    Prepared,
-    Turn,
-    raw,
-)
+from sessionctx.providers.policies.reasoning import CALL_SIGNATURE_ADDED
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, raw
 from sessionctx.providers.violations import Violation
 
-POLICY = Policy()
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 
 

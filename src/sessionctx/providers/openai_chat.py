@@ -7,19 +7,9 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import (
-    RESULT,
-    TOOL_IMAGES_MOVED,
-    Block,
-    Policy,
-    Prepared,
-    data_url,
-    json_text,
-    raw,
-)
+from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, data_url, json_text, raw
 from sessionctx.providers.violations import Violation
-
-POLICY = Policy(merge_roles=False, first_user=False, system_inline=True)
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:

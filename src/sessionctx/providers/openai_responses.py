@@ -8,20 +8,17 @@ import re
 from typing import Any
 
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.shared import (
+from sessionctx.providers.policies.reasoning import reasoning_item
+from sessionctx.providers.policies.turns import (
     ITEM_ID,
     RESULT,
     Block,
-    Policy,
     Prepared,
     data_url,
     json_text,
     raw,
-    reasoning_item,
 )
 from sessionctx.providers.violations import Violation
-
-POLICY = Policy(merge_roles=False, first_user=False, system_inline=True)
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:

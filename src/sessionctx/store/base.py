@@ -17,6 +17,8 @@ import msgspec
 
 from sessionctx.changes import Source
 from sessionctx.context import BuildOptions, Context, build_context
+from sessionctx.errors import SessionctxError
+from sessionctx.files import write_atomically
 from sessionctx.records import CHECKPOINT, Record, classify, make_record
 
 STORE_ENV = "SESSIONCTX_STORE"
@@ -24,7 +26,7 @@ STORE_ENV = "SESSIONCTX_STORE"
 _encoder = msgspec.json.Encoder()
 
 
-class StoreError(Exception):
+class StoreError(SessionctxError):
     """A store could not do what was asked; the message says why and what to do."""
 
 
@@ -55,10 +57,15 @@ class SessionInfo:
     last_seq: int
     first_append: str | None
     last_append: str | None
+    problem: str | None = None  # why the session could not be read (its counts are then 0)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "records": self.records, "last_seq": self.last_seq,
-                "first_append": self.first_append, "last_append": self.last_append}
+        out: dict[str, Any] = {"id": self.id, "records": self.records,
+                               "last_seq": self.last_seq, "first_append": self.first_append,
+                               "last_append": self.last_append}
+        if self.problem is not None:
+            out["problem"] = self.problem
+        return out
 
 
 class Store(Protocol):
@@ -116,18 +123,12 @@ def require_checkpoint(checkpoint: dict[str, Any]) -> None:
 
 
 def write_jsonl(path: str, rows: list[bytes]) -> int:
-    """Write records to a JSONL file atomically (temp file, fsync, rename)."""
-    tmp = f"{path}.tmp-{os.getpid()}"
+    """Write records to a JSONL file whole or not at all (owner-only unless it existed)."""
     try:
-        with open(tmp, "wb") as f:
-            for row in rows:
-                f.write(row)
-                f.write(b"\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        write_atomically(path, [b"".join(row + b"\n" for row in rows)])
     except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}; nothing was "
+                         "written") from None
     return len(rows)
 
 

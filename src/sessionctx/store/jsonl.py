@@ -1,23 +1,37 @@
 """The JSONL store: one `<session>.jsonl` file per session in a directory, for exchange.
 
-Writers take an exclusive `flock` on the file, append whole lines and fsync before returning.
-Existing bytes are never rewritten: a torn last line left by a crash stays in the file and is
-reported with its line number, and the next append starts on a new line so it is never glued
-to it. A record's seq is its position among the readable records of the file.
+Writers take an exclusive `flock` on the file, append under it and fsync before returning; an
+append that fails (full disk, file size limit) is cut back, so the file stays byte-identical and
+no seq is returned for it. Existing bytes are never rewritten: a torn line left by a crash stays
+in the file and is reported with its line number, and the next append starts on a fresh line.
+
+A batch of several records is one buffer whose lines, all but the last, start with a space
+(JSON whitespace, so every line is still plain JSON): such a line belongs to a batch that the
+next line without it, whole and ended by a newline, closes. A batch a crash cut short therefore
+never shows as records; the next append removes it, as no one was ever told its seqs. A
+record's seq is its position among the readable records of the file.
+
+Session files are opened without following symlinks and must be regular files (a FIFO, folder
+or link named `*.jsonl` is refused); a file that cannot be read is reported for its session
+and never hides the other sessions.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
 from sessionctx.changes import Source
 from sessionctx.context import BuildOptions, Context
+from sessionctx.files import append_whole, create_private, make_dirs
 from sessionctx.records import Problem, Record, read_bytes
 from sessionctx.store.base import (
     NotASessionStore,
@@ -34,6 +48,82 @@ from sessionctx.store.base import (
 )
 
 SUFFIX = ".jsonl"
+_CONTINUED = b" "  # starts every line of a batch but its last
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    records: list[Record]
+    problems: list[Problem]
+    unfinished_at: int | None  # byte offset where a batch left unfinished at the end starts
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "is a symbolic link, which the store never follows"
+    if exc.errno == errno.EISDIR:
+        return "is a folder, not a session file"
+    if exc.errno == errno.EINVAL and exc.strerror == "not a regular file":
+        return "is not a regular file (a FIFO, socket or device), not a session file"
+    return str(exc.strerror or exc)
+
+
+def _continued_lines(raw: bytes) -> set[int]:
+    """The numbers of the lines that start with the batch marker."""
+    marked = {1} if raw.startswith(_CONTINUED) else set()
+    line, counted = 1, 0
+    pos = raw.find(b"\n" + _CONTINUED)
+    while pos >= 0:
+        line += raw.count(b"\n", counted, pos + 1)
+        counted = pos + 1
+        marked.add(line)
+        pos = raw.find(b"\n" + _CONTINUED, pos + 1)
+    return marked
+
+
+def _offset_of_line(raw: bytes, line: int) -> int:
+    pos = 0
+    for _ in range(line - 1):
+        pos = raw.index(b"\n", pos) + 1
+    return pos
+
+
+def _finished(records: list[Record], raw: bytes, path: str) -> _Scan:
+    """The records outside batches a crash cut short, and a problem for each such batch."""
+    if b"\n" + _CONTINUED not in raw and not raw.startswith(_CONTINUED):
+        return _Scan(records, [], None)
+    marked = _continued_lines(raw)
+    unterminated = None if raw.endswith(b"\n") else raw.count(b"\n") + 1
+    kept: list[Record] = []
+    problems: list[Problem] = []
+    batch: list[Record] = []
+    previous = 0
+    for record in records:
+        line = record.source.line or 0
+        if batch and line != previous + 1:  # a line that is no record broke the batch
+            problems.append(_torn_batch(batch, path, line - 1))
+            batch = []
+        previous = line
+        if line in marked or (batch and line == unterminated):
+            batch.append(record)
+            continue
+        kept.extend(batch)
+        kept.append(record)
+        batch = []
+    if batch:
+        last_line = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
+        problems.append(_torn_batch(batch, path, last_line))
+        return _Scan(kept, problems, _offset_of_line(raw, batch[0].source.line or 1))
+    last_start = raw.rfind(b"\n") + 1
+    if not raw.endswith(b"\n") and raw.startswith(_CONTINUED, last_start):
+        return _Scan(kept, problems, last_start)  # a batch torn inside its first line
+    return _Scan(kept, problems, None)
+
+
+def _torn_batch(batch: list[Record], path: str, last: int) -> Problem:
+    first = batch[0].source.line
+    return Problem(f"lines {first}-{last} are a batch of records whose write did not finish; "
+                   "they are not part of the session", path, first)
 
 
 class JsonlStore:
@@ -44,7 +134,7 @@ class JsonlStore:
         if os.path.exists(directory) and not os.path.isdir(directory):
             raise NotASessionStore(f"{directory}: is a file, not a directory of sessions")
         try:
-            os.makedirs(directory, exist_ok=True)
+            make_dirs(directory)
         except OSError as exc:
             raise StoreError(f"{directory}: cannot create: {exc.strerror or exc}") from None
 
@@ -53,22 +143,41 @@ class JsonlStore:
 
     # -- reading -------------------------------------------------------------------------
 
-    def _read(self, path: str) -> tuple[list[Record], list[Problem]]:
+    def _load(self, path: str) -> bytes | None:
+        """The bytes of a session file; None when there is none."""
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
-            return [], []
+            return None
         except OSError as exc:
-            raise StoreError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-        if not raw.strip():
-            return [], []
+            raise StoreError(f"{path}: cannot be read: {_why(exc)}") from None
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                error = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
+                raise OSError(error, "not a regular file")
+            with os.fdopen(os.dup(fd), "rb") as f:
+                return f.read()
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot be read: {_why(exc)}") from None
+        finally:
+            os.close(fd)
+
+    def _scan(self, path: str, raw: bytes | None) -> _Scan:
+        if raw is None or not raw.strip():
+            return _Scan([], [], None)
         result = read_bytes(raw, path)
-        if result.fatal and not result.records:
+        problems = [p for p in result.problems if p.line is not None]
+        if result.fatal and not problems:  # a binary file, not a file of torn or bad lines
             raise NotASessionStore("; ".join(str(p) for p in result.problems))
+        scan = _finished(result.records, raw, path)
         records = [Record(r.data, r.kind, Source(seq=i, path=path), r.problem)
-                   for i, r in enumerate(result.records, 1)]
-        return records, result.problems
+                   for i, r in enumerate(scan.records, 1)]
+        return _Scan(records, problems + scan.problems, scan.unfinished_at)
+
+    def _read(self, path: str) -> tuple[list[Record], list[Problem]]:
+        scan = self._scan(path, self._load(path))
+        return scan.records, scan.problems
 
     def problems(self, session: str) -> list[Problem]:
         """What in the session's file could not be read (a torn line, with its line number)."""
@@ -94,14 +203,23 @@ class JsonlStore:
         return context_from(self.context_records(session), options)
 
     def sessions(self) -> list[SessionInfo]:
+        try:
+            names = sorted(os.listdir(self.directory))
+        except OSError as exc:
+            raise StoreError(f"{self.directory}: cannot be listed: {exc.strerror or exc}") from None
         out = []
-        for name in sorted(os.listdir(self.directory)):
+        for name in names:
             if not name.endswith(SUFFIX):
                 continue
             path = os.path.join(self.directory, name)
-            count = len(self._read(path)[0])
-            mtime = datetime.fromtimestamp(os.path.getmtime(path), UTC).isoformat()
-            out.append(SessionInfo(unquote(name[: -len(SUFFIX)]), count, count, None, mtime))
+            session = unquote(name[: -len(SUFFIX)])
+            try:
+                count = len(self._read(path)[0])
+                mtime = datetime.fromtimestamp(os.lstat(path).st_mtime, UTC).isoformat()
+            except (StoreError, OSError) as exc:
+                out.append(SessionInfo(session, 0, 0, None, None, problem=str(exc)))
+                continue
+            out.append(SessionInfo(session, count, count, None, mtime))
         return out
 
     def export(self, session: str, path: str) -> int:
@@ -116,29 +234,41 @@ class JsonlStore:
     def _locked(self, session: str) -> Iterator[tuple[int, str]]:
         path = self._file(session)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = create_private(path, os.O_RDWR | os.O_APPEND)
         except PermissionError:
             raise ReadOnlyStore(f"{path}: store is read-only (permission denied)") from None
         except OSError as exc:
-            raise StoreError(f"{path}: cannot open: {exc.strerror or exc}") from None
+            raise StoreError(f"{path}: cannot open: {_why(exc)}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield fd, path
         finally:
             os.close(fd)  # releases the lock
 
-    def _write(self, fd: int, path: str, rows: list[bytes]) -> None:
+    def _locked_scan(self, fd: int, path: str) -> tuple[int, bool]:
+        """The session's last seq as this writer holds the file, and whether the file ends in
+        a torn line; a batch a crash left unfinished at the end is removed first."""
         size = os.fstat(fd).st_size
-        prefix = b""
-        if size:
-            os.lseek(fd, size - 1, os.SEEK_SET)
-            if os.read(fd, 1) != b"\n":
-                prefix = b"\n"  # end the torn line; its bytes stay as they are
+        raw = os.pread(fd, size, 0) if size else b""
+        scan = self._scan(path, raw)
+        if scan.unfinished_at is not None:
+            try:
+                os.ftruncate(fd, scan.unfinished_at)
+                os.fsync(fd)
+            except OSError as exc:
+                raise StoreError(f"{path}: cannot remove an unfinished batch: "
+                                 f"{exc.strerror or exc}") from None
+            raw = raw[: scan.unfinished_at]
+        return len(scan.records), bool(raw) and not raw.endswith(b"\n")
+
+    def _write(self, fd: int, path: str, torn: bool, rows: list[bytes]) -> None:
+        prefix = b"\n" if torn else b""  # end a torn line, whose bytes stay as they are
+        body = b"".join(_CONTINUED + row + b"\n" for row in rows[:-1]) + rows[-1] + b"\n"
         try:
-            os.write(fd, prefix + b"".join(row + b"\n" for row in rows))
-            os.fsync(fd)
+            append_whole(fd, prefix + body)
         except OSError as exc:
-            raise StoreError(f"{path}: append failed: {exc.strerror or exc}") from None
+            raise StoreError(f"{path}: append failed: {exc.strerror or exc}; nothing was "
+                             "written") from None
 
     def append(self, session: str, record: dict[str, Any]) -> int:
         return self.append_many(session, [record])[0]
@@ -148,8 +278,8 @@ class JsonlStore:
             return []
         rows = [encode(r) for r in records]
         with self._locked(session) as (fd, path):
-            last = len(self._read(path)[0])
-            self._write(fd, path, rows)
+            last, torn = self._locked_scan(fd, path)
+            self._write(fd, path, torn, rows)
         return list(range(last + 1, last + 1 + len(rows)))
 
     def append_checkpoint(self, session: str, checkpoint: dict[str, Any], *,
@@ -157,13 +287,13 @@ class JsonlStore:
         require_checkpoint(checkpoint)
         row = encode(checkpoint)
         with self._locked(session) as (fd, path):
-            last = len(self._read(path)[0])
+            last, torn = self._locked_scan(fd, path)
             if last != expected_last_seq:
                 raise SessionChanged(
                     f"session {session!r} changed while the checkpoint was made: its last seq "
                     f"is {last}, the checkpoint was made from {expected_last_seq}; make it "
                     "again from the current records")
-            self._write(fd, path, [row])
+            self._write(fd, path, torn, [row])
         return last + 1
 
     def import_records(self, session: str, records: list[Record]) -> list[int]:

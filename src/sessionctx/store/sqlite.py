@@ -7,6 +7,7 @@ skip a seq. A partial index over valid checkpoints finds where context loading s
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.context import BuildOptions, Context
+from sessionctx.files import create_private, make_dirs
 from sessionctx.records import Record
 from sessionctx.store.base import (
     NotASessionStore,
@@ -65,6 +67,21 @@ MIGRATIONS: tuple[str, ...] = (
 _decoder = msgspec.json.Decoder(dict[str, Any])
 
 
+def _create_private(path: str) -> None:
+    """Create a missing database file owner-only; SQLite gives its -wal and -shm files the
+    permissions of the database file."""
+    if path == ":memory:" or os.path.lexists(path):
+        return
+    try:
+        os.close(create_private(path))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return  # SQLite reports it as a read-only store
+        raise StoreError(f"{path}: cannot create: {exc.strerror or exc}") from None
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
@@ -78,9 +95,10 @@ class SqliteStore:
             raise NotASessionStore(f"{path}: is a directory, not a sessionctx database")
         parent = os.path.dirname(os.path.abspath(path))
         try:
-            os.makedirs(parent, exist_ok=True)
+            make_dirs(parent)
         except OSError as exc:
             raise StoreError(f"{path}: cannot create {parent}: {exc.strerror or exc}") from None
+        _create_private(path)
         try:
             self._db = sqlite3.connect(path, timeout=timeout, isolation_level=None,
                                        check_same_thread=False)

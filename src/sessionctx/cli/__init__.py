@@ -1,0 +1,21 @@
+"""The `sessionctx` command, one module per group of commands.
+
+- `app`: the `main` group, the one place a library error (any `SessionctxError`) becomes
+  'sessionctx: MESSAGE' and exit 2 (`fail` for a command's own verdicts), JSON output.
+- `loader`: the one way a command reads its session (`load`: PATH in any `--from` format or a
+  store's `--session`, on the `--leaf` branch) or finds where to append (`open_target`).
+- `options`: the shared options, each group handed to a command as one value
+  (`source_options` -> `source`, `build_options` -> `options`, `provider_options` -> `request`).
+- `context_commands` (build, check, explain), `store_commands` (sessions, import, export),
+  `compaction_commands` (compact, restore, budget).
+
+A new command goes in a new module here (or the group module it belongs to): decorate it with
+`@main.command()` from `sessionctx.cli.app`, take its session with `@source_options()` and
+`load(source)`, let library errors propagate (they exit 2), and import the module below so
+the command is registered. Keep heavy imports inside the command: `sessionctx --help` stays fast.
+"""
+
+from sessionctx.cli import compaction_commands, context_commands, store_commands
+from sessionctx.cli.app import main
+
+__all__ = ["compaction_commands", "context_commands", "main", "store_commands"]

@@ -1,0 +1,3 @@
+from sessionctx.cli import main
+
+main()

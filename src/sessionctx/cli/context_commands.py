@@ -1,0 +1,210 @@
+"""build, check, explain: what the model gets from a session, whether it can be sent as
+stored, and why each record became what it did."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from sessionctx.changes import SKIPPED_METADATA, Change, Source
+from sessionctx.cli.app import emit_json, main, warn_problems
+from sessionctx.cli.loader import Loaded, SessionSource, load
+from sessionctx.cli.options import (
+    RequestSpec,
+    build_options,
+    json_option,
+    provider_options,
+    source_options,
+)
+from sessionctx.context import BuildOptions, Context, display_messages, is_displayed
+from sessionctx.records import MESSAGE, Problem, Record
+from sessionctx.render import format_change, format_message, summarize_message
+
+if TYPE_CHECKING:
+    from sessionctx.providers import Request
+
+
+def _request(ctx: Context, spec: RequestSpec) -> Request:
+    from sessionctx.providers import BuildRequestOptions, build_request
+
+    return build_request(ctx, spec.provider, spec.model, spec.system,
+                         BuildRequestOptions(spec.thinking_as_text))
+
+
+@main.command()
+@click.option("--view", type=click.Choice(["context", "display"]), default="context",
+              show_default=True, help="context: what the model sees; display: what a person sees.")
+@json_option
+@build_options
+@provider_options
+@source_options()
+def build(source: SessionSource, view: str, as_json: bool, options: BuildOptions,
+          request: RequestSpec | None) -> None:
+    """Build the model context (or the display) of the session at PATH ('-' for stdin).
+
+    With --provider, print the request body for that API instead (with --json: the body, every
+    change and the pending calls).
+    """
+    loaded = load(source)
+    warn_problems(loaded.problems)
+    if request is not None and view == "display":
+        raise click.UsageError("--provider builds the context view; drop --view display")
+    if view == "display":
+        shown = display_messages(loaded.records)
+        if as_json:
+            emit_json({"messages": shown})
+        else:
+            for i, message in enumerate(shown):
+                click.echo(format_message(i, message, None))
+        return
+    ctx = loaded.context(options)
+    if request is not None:
+        req = _request(ctx, request)
+        if as_json:
+            emit_json({"request": req.body,
+                       "changes": [c.to_json() for c in ctx.changes + req.changes],
+                       "pending_calls": [p.to_json() for p in ctx.pending_calls]})
+        else:
+            emit_json(req.body)
+        return
+    if as_json:
+        emit_json(ctx.to_json())
+        return
+    _print_context(ctx)
+
+
+def _print_context(ctx: Context) -> None:
+    click.echo(f"{len(ctx.messages)} message(s) for the model")
+    for i, (message, source) in enumerate(zip(ctx.messages, ctx.sources, strict=True)):
+        click.echo(format_message(i, message, source))
+    interesting = [c for c in ctx.changes if c.kind != SKIPPED_METADATA]
+    if interesting:
+        click.echo(f"\n{len(interesting)} change(s):")
+        for change in interesting:
+            click.echo(format_change(change))
+    _print_pending(ctx)
+
+
+def _print_pending(ctx: Context) -> None:
+    if ctx.pending_calls:
+        click.echo(f"\n{len(ctx.pending_calls)} pending call(s) with no result "
+                   "(check the real state before retrying):")
+        for p in ctx.pending_calls:
+            args = json.dumps(p.arguments, ensure_ascii=False)
+            click.echo(f"  {p.record.label():<16} {p.name or '?'} ({p.id or 'no id'}) "
+                       f"{args[:80]}")
+
+
+def problems_of(loaded: Loaded, ctx: Context) -> list[dict[str, Any]]:
+    """What makes a history unfit to send as stored: read problems and every repair."""
+    out: list[dict[str, Any]] = [
+        {"kind": "unreadable", "message": str(p), "record": _problem_record(p)}
+        for p in loaded.problems]
+    out.extend({"kind": c.kind, "message": c.reason,
+                "record": c.record.to_json() if c.record else None}
+               for c in ctx.changes if c.is_repair)
+    return out
+
+
+def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[str, Any]:
+    """The built body's violations, and those of the stored messages converted as they are."""
+    from sessionctx.providers import naive_request, validate
+
+    req = _request(ctx, spec)
+    stored = [r.view for r in loaded.records if r.kind == MESSAGE]
+    naive = naive_request(stored, spec.provider, req.model, spec.system).body
+    return {"name": spec.provider, "model": req.model,
+            "violations": [v.to_json() for v in validate(req.body, spec.provider, req.model)],
+            "as_stored": [v.to_json() for v in validate(naive, spec.provider, req.model)],
+            "changes": [c.to_json() for c in req.changes]}
+
+
+def _problem_record(problem: Problem) -> dict[str, Any] | None:
+    return {"line": problem.line} if problem.line is not None else None
+
+
+@main.command()
+@json_option
+@build_options
+@provider_options
+@source_options()
+def check(source: SessionSource, as_json: bool, options: BuildOptions,
+          request: RequestSpec | None) -> None:
+    """Say why the session at PATH cannot be sent as stored. Exit 0 ready, 1 not, 2 unreadable.
+
+    With --provider, also validate the built request body and list what the stored history,
+    converted as it is, would trigger at that provider.
+    """
+    loaded = load(source)
+    ctx = loaded.context(options)
+    problems = problems_of(loaded, ctx)
+    report = None
+    if request is not None:
+        report = _provider_report(loaded, ctx, request)
+        name = request.provider
+        problems.extend({"kind": f"{name}: as stored", "message": v["message"],
+                         "record": None, "path": v["path"]} for v in report["as_stored"])
+        problems.extend({"kind": f"{name}: built body", "message": v["message"],
+                         "record": None, "path": v["path"]} for v in report["violations"])
+    ok = not problems
+    if as_json:
+        out: dict[str, Any] = {"ok": ok, "problems": problems,
+                               "changes": [c.to_json() for c in ctx.changes],
+                               "pending_calls": [p.to_json() for p in ctx.pending_calls]}
+        if report is not None:
+            out["provider"] = report
+        emit_json(out)
+    else:
+        if ok:
+            click.echo(f"{loaded.label}: ready to send as stored ({len(ctx.messages)} messages)")
+        else:
+            click.echo(f"{loaded.label}: {len(problems)} problem(s) before it can be sent")
+            for problem in problems:
+                where = problem["record"]
+                label = Source(**where).label() if where else problem.get("path", "-")
+                click.echo(f"  {label:<16} {problem['kind']:<28} {problem['message']}")
+        _print_pending(ctx)
+    sys.exit(0 if ok else 1)
+
+
+@main.command()
+@build_options
+@source_options()
+def explain(source: SessionSource, options: BuildOptions) -> None:
+    """Show the stored records, the display and the context side by side, with reasons."""
+    loaded = load(source)
+    warn_problems(loaded.problems)
+    ctx = loaded.context(options)
+    for line in explain_lines(loaded.records, ctx):
+        click.echo(line)
+    _print_pending(ctx)
+
+
+def explain_lines(records: list[Record], ctx: Context) -> list[str]:
+    """One row per stored record: what it is, whether a person sees it, what the model gets."""
+    by_source: dict[tuple[int | None, int | None, int | None], list[Change]] = {}
+    for change in ctx.changes:
+        if change.record is not None:
+            r = change.record
+            by_source.setdefault((r.line, r.index, r.seq), []).append(change)
+    in_context: dict[tuple[int | None, int | None, int | None], list[int]] = {}
+    for i, src in enumerate(ctx.sources):
+        in_context.setdefault((src.line, src.index, src.seq), []).append(i)
+    rows = [f"{'record':<14} {'kind':<18} {'display':<8} context",
+            f"{'-' * 14} {'-' * 18} {'-' * 8} {'-' * 40}"]
+    for record in records:
+        key = (record.source.line, record.source.index, record.source.seq)
+        displayed = "shown" if is_displayed(record) else "hidden"
+        targets = in_context.get(key, [])
+        fate = ", ".join(f"#{i}" for i in targets) if targets else "not sent"
+        rows.append(f"{record.source.label():<14} {record.kind:<18} {displayed:<8} {fate}  "
+                    f"{summarize_message(record.view, 50)}")
+        for change in by_source.get(key, []):
+            if change.kind != SKIPPED_METADATA:
+                rows.append(f"{'':<14} {'':<18} {'':<8} ^ {change.kind}: {change.reason}")
+    rows.append(f"\n{len(records)} record(s) stored, {len(ctx.messages)} message(s) for the "
+                f"model, {len(ctx.repairs)} repair(s)")
+    return rows

@@ -1,0 +1,125 @@
+"""The options commands share, each group handed to the command as one value: `source`
+(a SessionSource), `options` (BuildOptions), `request` (a RequestSpec or None)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from sessionctx.cli.loader import SessionSource
+from sessionctx.context import BuildOptions
+from sessionctx.inputs import FORMATS
+
+Command = Callable[..., None]
+Decorator = Callable[[Command], Command]
+
+
+def _gather(name: str, make: Callable[..., object], keys: tuple[str, ...],
+            options: list[Decorator]) -> Decorator:
+    """Declare `options` and hand the command the values of `keys` as one argument `name`."""
+
+    def decorate(f: Command) -> Command:
+        @functools.wraps(f)
+        def command(*args: Any, **kwargs: Any) -> None:
+            kwargs[name] = make(**{k: kwargs.pop(k) for k in keys if k in kwargs})
+            f(*args, **kwargs)
+
+        declared: Command = command
+        for option in options:
+            declared = option(declared)
+        return declared
+
+    return decorate
+
+
+def source_options(*, appends: bool = False) -> Decorator:
+    """PATH, or --store/--session; and unless the command appends to the session (which needs
+    a native JSONL file), --from and --leaf."""
+    options: list[Decorator] = []
+    if not appends:
+        options += [
+            click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto",
+                         show_default=True,
+                         help="The format of PATH: auto detects it; native is sessionctx's own "
+                              "records; the others are agents' histories."),
+            click.option("--leaf", metavar="ID",
+                         help="For tree-shaped sessions (pi): the entry whose branch to read "
+                              "(default: the last entry).")]
+    options += [
+        click.option("--session", "session", metavar="ID",
+                     help="Read session ID from the store instead of PATH."),
+        click.option("--store", "store_url", metavar="URL",
+                     help="Store URL (sqlite:///file.db, jsonl:///dir, postgresql://...); "
+                          "default $SESSIONCTX_STORE or the user's sessions.db."),
+        click.argument("path", required=False)]
+    return _gather("source", SessionSource, ("path", "store_url", "session", "fmt", "leaf"),
+                   options)
+
+
+def _build_options(browser_tool: tuple[str, ...], keep_screenshots: int,
+                   note_unpaired: bool) -> BuildOptions:
+    tools = frozenset(browser_tool) if browser_tool else BuildOptions().browser_tools
+    return BuildOptions(tools, keep_screenshots, note_unpaired)
+
+
+build_options = _gather(
+    "options", _build_options, ("browser_tool", "keep_screenshots", "note_unpaired"), [
+        click.option("--note-unpaired", is_flag=True,
+                     help="After a message that lost an unpaired call, tell the model the call "
+                          "was interrupted and its outcome is unknown."),
+        click.option("--keep-screenshots", type=click.IntRange(min=0), default=1,
+                     show_default=True, metavar="N",
+                     help="How many of the latest browser results with images keep them."),
+        click.option("--browser-tool", multiple=True, metavar="NAME",
+                     help="A tool whose results are browser screenshots (repeatable; "
+                          "default browser_use).")])
+"""The options every command that builds a context shares."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """The provider request a command builds from the context."""
+
+    provider: str
+    model: str | None
+    system: str | None
+    thinking_as_text: bool
+
+
+def _request_spec(provider: str | None, model: str | None, system_prompt: str | None,
+                  thinking_as_text: bool) -> RequestSpec | None:
+    if provider is None:
+        return None
+    return RequestSpec(provider, model, system_prompt, thinking_as_text)
+
+
+def _provider_names() -> tuple[str, ...]:
+    from sessionctx.providers import PROVIDERS
+
+    return tuple(PROVIDERS)
+
+
+provider_options = _gather(
+    "request", _request_spec, ("provider", "model", "system_prompt", "thinking_as_text"), [
+        click.option("--thinking-as-text", is_flag=True,
+                     help="With --provider: reasoning that cannot be replayed to the target "
+                          "model is sent as plain text instead of being removed."),
+        click.option("--system", "system_prompt", metavar="TEXT",
+                     help="With --provider: the system prompt of the request."),
+        click.option("--model", metavar="M",
+                     help="With --provider: the target model, which picks the capability row "
+                          "(default: the provider's current default model)."),
+        click.option("--provider", type=click.Choice(_provider_names()),
+                     help="Build the request body for this provider API.")])
+"""--provider and what goes with it: the request body for one provider's API."""
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+tokenizer_option = click.option(
+    "--tokenizer", default="estimate", show_default=True, metavar="NAME",
+    help="'estimate' (characters/4, images 1024) or an OpenAI model or encoding name for an "
+         "exact count, available only when its tiktoken encoding is already cached.")

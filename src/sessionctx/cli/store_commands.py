@@ -1,0 +1,73 @@
+"""sessions, import, export: what a session store holds, and moving records in and out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import closing
+from typing import TYPE_CHECKING, TypeVar
+
+import click
+
+from sessionctx.cli.app import emit_json, main, warn_problems
+from sessionctx.cli.loader import read_file
+from sessionctx.cli.options import json_option
+from sessionctx.inputs import FORMATS
+
+if TYPE_CHECKING:
+    from sessionctx.store import Store
+
+T = TypeVar("T")
+
+store_option = click.option("--store", "store_url", metavar="URL",
+                            help="Store URL (default: see build).")
+
+
+def _with_store(url: str | None, use: Callable[[Store], T]) -> T:
+    from sessionctx.store import open_store
+
+    with closing(open_store(url)) as store:
+        return use(store)
+
+
+@main.command()
+@store_option
+@json_option
+def sessions(store_url: str | None, as_json: bool) -> None:
+    """List the sessions in a store with record counts, last seq and append times."""
+    infos = _with_store(store_url, lambda store: store.sessions())
+    if as_json:
+        emit_json({"sessions": [i.to_json() for i in infos]})
+        return
+    for i in infos:
+        if i.problem is not None:
+            click.echo(f"sessionctx: {i.problem}", err=True)
+            click.echo(f"{i.id}\tunreadable")
+            continue
+        click.echo(f"{i.id}\t{i.records} record(s)\tlast seq {i.last_seq}\t"
+                   f"{i.first_append or '-'} .. {i.last_append or '-'}")
+
+
+@main.command("import")
+@click.argument("path")
+@click.option("--session", required=True, metavar="ID", help="Session to append the records to.")
+@click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="The format of PATH (see build).")
+@store_option
+def import_(path: str, session: str, fmt: str, store_url: str | None) -> None:
+    """Append the records of the session file at PATH to session ID in the store."""
+    result = read_file(path, fmt)
+    warn_problems(result.problems)
+    seqs = _with_store(store_url, lambda store: store.import_records(session, result.records))
+    span = f"seq {seqs[0]}..{seqs[-1]}" if seqs else "nothing"
+    click.echo(f"imported {len(seqs)} record(s) into {session} ({span}); "
+               f"{len(result.problems)} problem(s)")
+
+
+@main.command()
+@click.argument("session", metavar="ID")
+@click.option("-o", "--output", required=True, metavar="PATH", help="JSONL file to write.")
+@store_option
+def export(session: str, output: str, store_url: str | None) -> None:
+    """Write every record of session ID to a JSONL file, exactly as stored."""
+    count = _with_store(store_url, lambda store: store.export(session, output))
+    click.echo(f"exported {count} record(s) of {session} to {output}")

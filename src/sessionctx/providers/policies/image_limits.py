@@ -1,0 +1,87 @@
+"""Image limits (provider-rules §1.5, §2, §4, §5): images where the provider takes none, over
+its count per request, of a type it does not accept, not valid base64, or over its pixel limit
+(downscaled when Pillow is installed) become notes saying so.
+
+Providers reject such an image, and it then stays in history and fails every later turn.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from sessionctx.providers import images
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.placement import Results
+from sessionctx.providers.policies.turns import Block, Prepared
+
+IMAGE_OVER_LIMIT = "image_over_count_limit"
+IMAGE_DOWNSCALED = "image_downscaled"
+IMAGE_OMITTED = "image_omitted"
+
+# every image read, oldest first: the image, its message index, the result it belongs to, and
+# whether an assistant message holds it
+ReadImage = tuple[Block, int, Block | None, bool]
+
+
+def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
+                 cap: Capability) -> None:
+    """Images where the provider takes none become notes; over the count limit the oldest
+    images become notes; the rest are checked one by one. The images of results that were
+    dropped do not count. Image blocks are the reader's own copies, so they are rewritten in
+    place."""
+    found: list[tuple[Block, int]] = []
+    for image, index, result, assistant in read:
+        if assistant and not cap.assistant_images:
+            _to_note(image, f"[image omitted: {cap.provider} does not accept images in "
+                     "assistant messages]")
+            prep.log(IMAGE_OMITTED, "'image' blocks are not permitted within assistant turns",
+                     index)
+        elif result is None or results.get(result["id"], (0, None))[1] is result:
+            found.append((image, index))
+    limit = cap.max_images
+    over = len(found) - limit if limit is not None and len(found) > limit else 0
+    for image, index in found[:over]:
+        _to_note(image, f"[image omitted: the request is over {cap.provider}'s limit of "
+                 f"{limit} images]")
+        prep.log(IMAGE_OVER_LIMIT, f"more than {limit} images per request; the oldest were "
+                 "replaced by a note", index)
+    kept = len(found) - over
+    px = cap.max_image_px
+    if cap.many_images is not None and kept > cap.many_images and cap.many_image_px:
+        px = cap.many_image_px
+    for image, index in found[over:]:
+        _check_image(prep, image, index, cap, px)
+
+
+def _to_note(image: Block, note: str) -> None:
+    image.clear()
+    image.update({"type": "text", "text": note})
+
+
+def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
+                 px: int | None) -> None:
+    mime = image["mimeType"]
+    if mime not in cap.image_types:
+        _to_note(image, f"[image omitted: type {mime} is not accepted]")
+        prep.log(IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index)
+        return
+    raw = images.decode(image["data"])
+    if raw is None:
+        _to_note(image, "[image omitted: the stored data is not valid base64]")
+        prep.log(IMAGE_OMITTED, "image data is not valid base64", index)
+        return
+    if px is None:
+        return
+    size = images.dimensions(raw)
+    if size is None or max(size) <= px:
+        return
+    smaller = images.downscale(raw, mime, px)
+    if smaller is not None:
+        image["data"] = base64.b64encode(smaller).decode()
+        prep.log(IMAGE_DOWNSCALED, f"image of {size[0]}x{size[1]} px is over the {px} px limit",
+                 index, width=size[0], height=size[1], limit=px)
+    else:
+        _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
+        prep.log(IMAGE_OMITTED, f"image of {size[0]}x{size[1]} px is over the {px} px limit "
+                 "and Pillow is not installed to downscale it", index)
+

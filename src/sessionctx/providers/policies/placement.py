@@ -1,0 +1,126 @@
+"""Result placement (provider-rules §1.3, §2, §3, §4, §5): all results of one assistant turn, in
+call order, first in the one user turn right after it; a call without a result and a result
+without a call are dropped; an empty output is marked, and a failure is said in text where the
+wire has no error field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.reasoning import Replay
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, dropped, keep
+
+RESULTS_MOVED = "tool_results_moved"
+CALL_WITHOUT_RESULT = "dropped_call_without_result"
+RESULT_WITHOUT_CALL = "dropped_result_without_call"
+EMPTY_OUTPUT_MARKED = "empty_tool_output_marked"
+ERROR_AS_TEXT = "tool_error_as_text"
+TOOL_IMAGES_MOVED = "tool_result_images_moved"
+
+EMPTY_OUTPUT = "(no output)"
+ERROR_NOTE = "(the tool reported an error)"
+
+# wire id of a result that answers an open call: (message index, result)
+Results = dict[str, tuple[int, Block]]
+
+
+def mark_empty_output(prep: Prepared, result: Block, index: int) -> None:
+    """An empty tool output is sent as an explicit marker, never as nothing."""
+    result["content"] = [{"type": "text", "text": EMPTY_OUTPUT}]
+    prep.log(EMPTY_OUTPUT_MARKED, "an empty tool output is sent as an explicit marker", index,
+             id=result["id"])
+
+
+def error_in_text(prep: Prepared, cap: Capability, content: list[Block], index: int,
+                  result_id: str | None) -> list[Block]:
+    """A failed result's content where the wire cannot flag it: the text says so."""
+    prep.log(ERROR_AS_TEXT, f"{cap.provider}/{cap.family or 'default'} has no field for a "
+             "failed tool result; its text says so", index, id=result_id)
+    return [{"type": "text", "text": ERROR_NOTE}, *content]
+
+
+@dataclass(slots=True)
+class Placement:
+    """Places results over the reader's turns.
+
+    The reader indexed every result that answers an earlier call (`results`): any other result
+    is dropped, and so is a call without an indexed result. What reasoning may be replayed is
+    decided once the turn's calls are known (`reasoning`: indices of turns holding thinking;
+    `replay.bound`: those with item ids or call signatures); turns left with nothing are
+    dropped.
+    """
+
+    prep: Prepared
+    results: Results
+    reasoning: set[int]
+    replay: Replay
+
+    def run(self) -> list[Turn]:
+        prep = self.prep
+        results = self.results
+        reasoning, bound = self.reasoning, self.replay.bound
+        out: list[Turn] = []
+        for turn in prep.turns:
+            role, blocks, index = turn
+            if role == "assistant":
+                placed: list[tuple[int, Block]] = []
+                lost = False
+                for block in blocks:
+                    if block["type"] == "toolCall":
+                        found = results.get(block["id"])
+                        if found is None:
+                            lost = True
+                            prep.log(CALL_WITHOUT_RESULT, "every tool call needs its result "
+                                     "in the next message; this call has none", index,
+                                     id=block["id"])
+                        else:
+                            placed.append(found)
+                if lost:
+                    blocks = [b for b in blocks if b["type"] != "toolCall" or b["id"] in results]
+                if index in reasoning or index in bound:
+                    blocks = self.replay.blocks(blocks, index, index in reasoning)
+                keep(prep, out, (role, blocks, index))
+                if placed:
+                    out.append(self._result_turn(index, placed))
+            elif blocks and blocks[0]["type"] == RESULT:
+                for result in blocks:
+                    found = results.get(result["id"])
+                    if found is None or found[1] is not result:
+                        prep.log(RESULT_WITHOUT_CALL, "a tool result must answer a call in "
+                                 "the previous message", index, id=result["id"])
+            else:
+                keep(prep, out, turn)
+        return out
+
+    def settle(self, positions: list[int]) -> list[Turn]:
+        """When every result already follows its calls, as the reader grouped them, only the
+        turns at `positions` (with reasoning) are left to decide."""
+        turns = self.prep.turns
+        emptied = False
+        for position in positions:
+            role, blocks, index = turns[position]
+            blocks = self.replay.blocks(blocks, index, index in self.reasoning)
+            turns[position] = (role, blocks, index)
+            if not blocks:
+                dropped(self.prep, turns[position])
+                emptied = True
+        return [t for t in turns if t[1]] if emptied else turns
+
+    def _result_turn(self, index: int | None, placed: list[tuple[int, Block]]) -> Turn:
+        """The user turn that answers the assistant turn at `index`; logged when the results
+        were not already its next messages in call order. It takes the first result's index."""
+        prep = self.prep
+        start = (index or 0) + 1
+        in_place = True
+        results = []
+        for k, (w, result) in enumerate(placed):
+            in_place = in_place and w == start + k
+            results.append(result)
+            if not result["content"]:
+                mark_empty_output(prep, result, w)
+        if not in_place:
+            prep.log(RESULTS_MOVED, "tool results must come first in the message right after "
+                     "their calls, all together", index, ids=[r["id"] for r in results])
+        return ("user", results, placed[0][0])

@@ -1,0 +1,183 @@
+"""Reasoning replay (provider-rules §1.4, §3, §4, §5): thinking, Responses reasoning items and
+thought signatures go back only to the API and model that produced them, first in their turn.
+
+The reader drops the reasoning of another API or model as it reads; what is left is decided
+once a turn's calls are known: leading reasoning with a signature the provider takes is
+replayed, other reasoning is dropped or, by option, sent as plain text, and item ids on calls
+stand or fall with it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sessionctx.messages import Message
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.turns import ITEM_ID, Block, Prepared, string
+
+THINKING_DROPPED = "thinking_dropped"
+THINKING_AS_TEXT = "thinking_as_text"
+REASONING_ID_REMOVED = "reasoning_item_id_removed"
+CALL_SIGNATURE_ADDED = "call_signature_placeholder_added"
+SIGNATURE_CORRUPT = "corrupt_signature_dropped"
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]*")
+
+
+def own_reasoning(api: str | None, model: str | None, cap: Capability, target: str) -> bool:
+    """Whether a message's reasoning, item ids and signatures may go back to `target`."""
+    return api in cap.thinking_apis and model == target
+
+
+def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str | None,
+                 cap: Capability, target: str, dropped: int, converted: int) -> None:
+    if dropped:
+        prep.log(THINKING_DROPPED, f"reasoning from {api or '?'}/{model or '?'} cannot be "
+                 f"replayed to {cap.provider}/{target}", index, count=dropped)
+    if converted:
+        prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into plain text",
+                 index, count=converted)
+
+
+def log_item_removed(prep: Prepared, index: int | None, item_id: str) -> None:
+    prep.log(REASONING_ID_REMOVED, "a function_call item id needs its reasoning item, which is "
+             "not replayed; call_id still pairs the result", index, id=item_id)
+
+
+def canonical_thinking(block: Block) -> Block:
+    """A thinking block with its text, its signature (under either stored key) and whether it
+    is redacted."""
+    return {"type": "thinking", "thinking": string(block.get("thinking")) or "",
+            "thinkingSignature": string(block.get("thinkingSignature",
+                                                  block.get("signature"))),
+            "redacted": bool(block.get("redacted"))}
+
+
+def thinking_text(block: Block) -> Block | None:
+    """Reasoning that cannot be replayed, as plain text; None when it has no text."""
+    text = block.get("thinking")
+    if isinstance(text, str) and text.strip():
+        return {"type": "text", "text": text}
+    return None
+
+
+def thinking_replayable(block: Block, api: str | None, model: str | None, cap: Capability,
+                        target: str) -> bool:
+    """Reasoning goes back only to the API and model that produced it, with its signature."""
+    signature = block.get("thinkingSignature")
+    if not own_reasoning(api, model, cap, target) or not signature or \
+            not signature_fits(signature, cap):
+        return False
+    if cap.provider == "openai-responses":
+        return reasoning_item(signature) is not None
+    return True
+
+
+def signature_fits(signature: str, cap: Capability) -> bool:
+    """A signature the provider can take: where signatures are bytes (Gemini), base64 in the
+    standard or URL-safe alphabet, with or without padding; a corrupted one is rejected."""
+    if not cap.base64_signatures:
+        return True
+    body = signature.rstrip("=")
+    padding = len(signature) - len(body)
+    return bool(_BASE64.fullmatch(body)) and len(body) % 4 != 1 and padding <= 2 and \
+        (padding == 0 or len(signature) % 4 == 0)
+
+
+def reasoning_item(signature: str) -> dict[str, Any] | None:
+    try:
+        item = json.loads(signature)
+    except ValueError:
+        return None
+    if isinstance(item, dict) and item.get("type") == "reasoning" and \
+            isinstance(item.get("id"), str):
+        return item
+    return None
+
+
+@dataclass(slots=True)
+class Replay:
+    """Decides the reasoning of turns the reader noted: `bound` are the indices of messages
+    with item ids or call signatures."""
+
+    prep: Prepared
+    messages: list[Message]
+    cap: Capability
+    model: str
+    as_text: bool
+    bound: set[int]
+
+    def blocks(self, blocks: list[Block], index: int | None, thinking: bool) -> list[Block]:
+        """Reasoning of the target model goes back where it may (the reader already dropped
+        any other model's); item ids on calls stand or fall with it, and a corrupted thought
+        signature goes nowhere."""
+        message = self.messages[index or 0]
+        api, model = string(message.get("api")), string(message.get("model"))
+        if self.cap.base64_signatures:
+            self._corrupt_signatures(blocks, index)
+        replay = False
+        if thinking:
+            blocks, replay = self._thinking(blocks, index, api, model)
+        if index not in self.bound:
+            return blocks
+        out: list[Block] = []
+        for block in blocks:
+            if block["type"] == "toolCall":
+                drop_item = not replay and ITEM_ID in block
+                drop_signature = "thoughtSignature" in block and \
+                    not signature_fits(block["thoughtSignature"], self.cap)
+                if drop_item:
+                    log_item_removed(self.prep, index, block[ITEM_ID])
+                if drop_item or drop_signature:
+                    block = dict(block)
+                    if drop_item:
+                        del block[ITEM_ID]
+                    if drop_signature:
+                        del block["thoughtSignature"]
+            out.append(block)
+        return out
+
+    def _corrupt_signatures(self, blocks: list[Block], index: int | None) -> None:
+        corrupt = 0
+        for block in blocks:
+            signature = block.get("thinkingSignature" if block["type"] == "thinking" else
+                                  "thoughtSignature")
+            if isinstance(signature, str) and signature and \
+                    not signature_fits(signature, self.cap):
+                corrupt += 1
+        if corrupt:
+            self.prep.log(SIGNATURE_CORRUPT, "thought signatures that are not valid base64 "
+                          "are rejected (Corrupted thought signature); the reasoning or call "
+                          "goes without them", index, count=corrupt)
+
+    def _thinking(self, blocks: list[Block], index: int | None, api: str | None,
+                  model: str | None) -> tuple[list[Block], bool]:
+        """Keeps the leading reasoning the provider can replay; says whether any was kept."""
+        kept: list[Block] = []
+        dropped = converted = 0
+        leading = True
+        replay = False
+        last = len(blocks) - 1  # the last block that is not reasoning
+        while last >= 0 and blocks[last]["type"] == "thinking":
+            last -= 1
+        for k, block in enumerate(blocks):
+            if block["type"] != "thinking":
+                leading = False
+                kept.append(block)
+                continue
+            followed = k < last
+            if leading and followed and thinking_replayable(block, api, model, self.cap,
+                                                            self.model):
+                kept.append(block)
+                replay = True
+            elif self.as_text and block["thinking"].strip():
+                kept.append({"type": "text", "text": block["thinking"]})
+                converted += 1
+                leading = False  # reasoning kept after this text would no longer come first
+            else:
+                dropped += 1
+        log_thinking(self.prep, index, api, model, self.cap, self.model, dropped, converted)
+        return kept, replay

@@ -1,0 +1,80 @@
+"""Roles and system messages (provider-rules §1.1, §2, §3, §4, §5): system messages before the
+conversation join the system prompt, later ones stay where the provider allows them and become
+user messages where it does not; consecutive turns of one role are joined where roles must
+alternate, and a history that does not start with a user turn gets one saying it continues.
+"""
+
+from __future__ import annotations
+
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.reasoning import THINKING_DROPPED
+from sessionctx.providers.policies.turns import RESULT, Prepared, Turn, has
+
+SYSTEM_CONVERTED = "system_message_converted"
+SYSTEM_HOISTED = "system_message_hoisted"
+TURNS_MERGED = "same_role_turns_merged"
+FIRST_USER_ADDED = "first_user_turn_added"
+
+CONTINUED = "(continued from earlier context)"
+
+
+def place_systems(prep: Prepared, cap: Capability) -> None:
+    """System messages before the conversation join the system prompt; later ones stay where
+    the provider allows them and become user messages where it does not."""
+    out: list[Turn] = []
+    leading = True
+    prev: Turn | None = None  # the turn before, as this pass left it
+    for turn in prep.turns:
+        role, blocks, index = turn
+        if role != "system":
+            leading = leading and not blocks
+            out.append(turn)
+        elif leading:
+            text = "\n\n".join(b["text"] for b in blocks if b["type"] == "text")
+            if text:
+                prep.system.append(text)
+            prep.log(SYSTEM_HOISTED, "a system message before the conversation goes into the "
+                     "system prompt", index)
+            turn = ("system", [], index)
+        elif cap.system_inline or (cap.mid_system and prev is not None and
+                                   prev[0] == "user" and not has(prev[1], RESULT)):
+            turn = ("system", [b for b in blocks if b["type"] == "text"], index)
+            if turn[1]:
+                out.append(turn)
+        else:
+            turn = ("user", blocks, index)
+            out.append(turn)
+            prep.log(SYSTEM_CONVERTED, f"{cap.provider}/{cap.family or 'default'} does not "
+                     "accept system messages here; sent as a user message", index)
+        prev = turn
+    prep.turns = out
+
+
+def merge_roles(prep: Prepared) -> None:
+    """Consecutive turns of one role become one; a turn of results or after calls stays apart,
+    and reasoning that would no longer come first is dropped."""
+    out: list[Turn] = []
+    for turn in prep.turns:
+        role, blocks, index = turn
+        prev = out[-1] if out else None
+        if prev is None or prev[0] != role or role == "system" or has(blocks, RESULT) or \
+                has(prev[1], "toolCall"):
+            out.append(turn)
+            continue
+        thinking = sum(1 for b in blocks if b["type"] == "thinking")
+        if thinking and (not prev[1] or prev[1][0]["type"] != "thinking"):
+            blocks = [b for b in blocks if b["type"] != "thinking"]
+            prep.log(THINKING_DROPPED, "joined to an earlier message, its reasoning would "
+                     "not come first", index, count=thinking)
+        out[-1] = (role, prev[1] + blocks, prev[2])
+        prep.log(TURNS_MERGED, "roles must alternate; consecutive messages of one role "
+                 "were joined", index)
+    prep.turns = out
+
+
+def first_user(prep: Prepared) -> None:
+    """A history that does not start with a user turn gets a placeholder one first."""
+    if prep.turns and prep.turns[0][0] != "user":
+        prep.turns.insert(0, ("user", [{"type": "text", "text": CONTINUED}], None))
+        prep.log(FIRST_USER_ADDED, "the provider requires the first message to be a user "
+                 "message; a placeholder saying the history continues was put first")
