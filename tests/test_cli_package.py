@@ -115,3 +115,23 @@ def test_python_m_sessionctx_cli_knows_every_command(command: str) -> None:
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert f"Usage: python -m sessionctx.cli {command}" in proc.stdout
+
+
+def test_every_library_error_has_one_root() -> None:
+    import sessionctx
+    from sessionctx import errors
+    from sessionctx.compaction import checkpoint, planner, summarizers, target, tokens
+    from sessionctx.store import base
+
+    raised = [base.StoreError, base.NotASessionStore, base.SchemaTooNew, base.StoreLocked,
+              base.ReadOnlyStore, errors.CompactionError, checkpoint.AuditFailed,
+              planner.NothingToCompact, summarizers.SummarizerError, tokens.TokenizerUnavailable,
+              target.TargetError, errors.InputError, errors.BadArgument, errors.NoSuchEntry]
+    assert all(issubclass(e, sessionctx.SessionctxError) for e in raised)
+    assert base.SessionChanged is target.SessionChanged is sessionctx.SessionChanged
+    with pytest.raises(errors.BadArgument, match="unknown format"):
+        from sessionctx.inputs import read_input
+        read_input("x", "aider")
+    with pytest.raises(ValueError, match="unknown provider"):
+        from sessionctx.providers.capabilities import capability
+        capability("nope")

@@ -9,6 +9,7 @@ from sessionctx.context import (
     build_context,
     display_messages,
 )
+from sessionctx.errors import SessionChanged, SessionctxError
 from sessionctx.records import Problem, ReadResult, Record, read_bytes, read_path, select_branch
 from sessionctx.store import open_store
 
@@ -21,6 +22,8 @@ __all__ = [
     "Problem",
     "ReadResult",
     "Record",
+    "SessionChanged",
+    "SessionctxError",
     "Source",
     "build_context",
     "display_messages",

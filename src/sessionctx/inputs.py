@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from sessionctx.errors import BadArgument
 from sessionctx.gcpause import paused_gc
 from sessionctx.importers import IMPORTERS
 from sessionctx.importers.detect import NATIVE, decode_document, detect
@@ -28,7 +29,7 @@ FORMATS = ("auto", NATIVE, *IMPORTERS)
 def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None) -> ReadResult:
     """Read `path` ('-' for stdin) as native records, in format `fmt` or the one detected."""
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+        raise BadArgument(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     if fmt == NATIVE:
         return read_path(path, progress=progress)
     if path == "-":

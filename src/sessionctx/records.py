@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.changes import Source
+from sessionctx.errors import NoSuchEntry
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import CALL_BLOCK_TYPES, MODEL_ROLES
 
@@ -500,7 +501,7 @@ def select_branch(records: list[Record], leaf: str | None = None
     if leaf is None:
         leaf = nodes[-1].data["id"]
     elif leaf not in by_id:
-        raise KeyError(leaf)
+        raise NoSuchEntry(leaf)
     on_path: set[str] = set()
     current: str | None = leaf
     while current is not None and current in by_id and current not in on_path:

@@ -12,9 +12,10 @@ from sessionctx.cli.app import emit_json, fail, main, warn_problems
 from sessionctx.cli.loader import SessionSource, load, open_target
 from sessionctx.cli.options import build_options, json_option, source_options, tokenizer_option
 from sessionctx.context import BuildOptions
+from sessionctx.errors import CompactionError, SessionChanged
 
 if TYPE_CHECKING:
-    from sessionctx.compaction.checkpoint import Prepared, Written
+    from sessionctx.compaction.checkpoint import SummaryJob, Written
     from sessionctx.compaction.target import Target
     from sessionctx.compaction.tokens import TokenCounter
 
@@ -64,9 +65,7 @@ def compact(source: SessionSource, spec: str | None, keep_turns: int, keep_token
     input or the usage is wrong.
     """
     from sessionctx.compaction import checkpoint as cp
-    from sessionctx.compaction.planner import NothingToCompact
-    from sessionctx.compaction.summarizers import SummarizerError, parse_summarizer
-    from sessionctx.compaction.target import SessionChanged
+    from sessionctx.compaction.summarizers import parse_summarizer
 
     settings = cp.Settings(keep_turns, keep_tokens, force, max_identifiers, chunk_tokens,
                            build=options, counter=_counter(tokenizer))
@@ -83,27 +82,27 @@ def compact(source: SessionSource, spec: str | None, keep_turns: int, keep_token
     warn_problems(snapshot.problems)
     try:
         if summarizer is None:
-            _print_prepared(cp.prepare(snapshot, settings), as_json)
+            _print_job(cp.prepare(snapshot, settings), as_json)
             return
         written = cp.compact(target, summarizer, settings, snapshot=snapshot)
-    except (NothingToCompact, SummarizerError, cp.CompactionError, SessionChanged) as exc:
+    except (CompactionError, SessionChanged) as exc:
         fail(f"{target.label}: no checkpoint written: {exc}", 1)
     _print_written(written, target, as_json)
 
 
-def _plan_json(prepared: Prepared) -> dict[str, Any]:
-    p = prepared.plan
+def _plan_json(job: SummaryJob) -> dict[str, Any]:
+    p = job.plan
     return {"cut": p.cut, "messages": len(p.messages), "summarized": len(p.summarized),
             "kept": len(p.kept), "previous_summary": p.previous_summary is not None,
             "forced": p.forced, "tokens_before": p.tokens_before, "tokens_kept": p.tokens_kept,
-            "base_seq": prepared.snapshot.base_seq, "identifiers": prepared.identifiers,
-            "chunks": len(prepared.chunks)}
+            "base_seq": job.snapshot.base_seq, "identifiers": job.identifiers,
+            "chunks": len(job.chunks)}
 
 
-def _print_prepared(prepared: Prepared, as_json: bool) -> None:
-    plan_json = _plan_json(prepared)
+def _print_job(job: SummaryJob, as_json: bool) -> None:
+    plan_json = _plan_json(job)
     if as_json:
-        emit_json({"plan": plan_json, "prompt": prepared.prompt})
+        emit_json({"plan": plan_json, "prompt": job.prompt})
         return
     click.echo(f"plan: summarize messages {1 if plan_json['previous_summary'] else 0}.."
                f"{plan_json['cut'] - 1} ({plan_json['summarized']} message(s)"
@@ -111,12 +110,12 @@ def _print_prepared(prepared: Prepared, as_json: bool) -> None:
                f"keep {plan_json['kept']} from #{plan_json['cut']}; tokens "
                f"{plan_json['tokens_before']} -> {plan_json['tokens_kept']} + summary"
                f"{' (forced)' if plan_json['forced'] else ''}")
-    click.echo(f"identifiers the summary must keep: {len(prepared.identifiers)}")
+    click.echo(f"identifiers the summary must keep: {len(job.identifiers)}")
     if plan_json["chunks"] > 1:
         click.echo(f"the records go to the summarizer in {plan_json['chunks']} chunks, each "
                    "prompt carrying the summary so far; the first prompt follows")
     click.echo("--- prompt ---")
-    click.echo(prepared.prompt)
+    click.echo(job.prompt)
 
 
 def _print_written(written: Written, target: Target, as_json: bool) -> None:
@@ -148,14 +147,13 @@ def restore(source: SessionSource, before: str, as_json: bool) -> None:
     Nothing is deleted; the undone checkpoint stays in the history. Exit 0 appended, 1 not.
     """
     from sessionctx.compaction import checkpoint as cp
-    from sessionctx.compaction.target import SessionChanged
 
     target = open_target(source)
     snapshot = target.snapshot()
     warn_problems(snapshot.problems)
     try:
         written = cp.restore(target, before, snapshot=snapshot)
-    except (cp.CompactionError, SessionChanged) as exc:
+    except (CompactionError, SessionChanged) as exc:
         fail(f"{target.label}: nothing restored: {exc}", 1)
     _print_written(written, target, as_json)
 

@@ -17,7 +17,7 @@ import click
 
 from sessionctx.changes import OFF_BRANCH, Change
 from sessionctx.context import BuildOptions, Context, build_context
-from sessionctx.errors import InputError
+from sessionctx.errors import InputError, NoSuchEntry
 from sessionctx.inputs import read_input
 from sessionctx.records import Problem, ReadResult, Record, file_size, select_branch
 
@@ -110,7 +110,7 @@ def load(source: SessionSource) -> Loaded:
         records, problems, label = _store_records(source), [], f"session {source.session}"
     try:
         kept, off = select_branch(records, source.leaf)
-    except KeyError:
+    except NoSuchEntry:
         raise click.BadParameter(f"no entry with id {source.leaf!r}",
                                  param_hint="--leaf") from None
     return Loaded(kept, problems, off, label)

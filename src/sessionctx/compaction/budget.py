@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sessionctx.errors import BadArgument
+
 DEFAULT_RESERVE = 8192
 DEFAULT_THRESHOLD = 0.8
 
@@ -21,11 +23,11 @@ class Budget:
 
     def __post_init__(self) -> None:
         if self.window <= 0:
-            raise ValueError("the window must be a positive number of tokens")
+            raise BadArgument("the window must be a positive number of tokens")
         if not 0 <= self.reserve < self.window:
-            raise ValueError("the reserve must be at least 0 and below the window")
+            raise BadArgument("the reserve must be at least 0 and below the window")
         if not 0 < self.threshold <= 1:
-            raise ValueError("the threshold must be in (0, 1]")
+            raise BadArgument("the threshold must be in (0, 1]")
 
     @property
     def hard_limit(self) -> int:

@@ -32,16 +32,13 @@ from sessionctx.compaction.summarizers import Summarizer
 from sessionctx.compaction.target import Snapshot, Target
 from sessionctx.compaction.tokens import TokenCounter, estimate_message, total
 from sessionctx.context import BuildOptions, build_context
+from sessionctx.errors import CompactionError
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
 from sessionctx.records import CHECKPOINT, Record, records_from_objects
 
 RESTORE_REF = "logical-restore"
 DEFAULT_CHUNK_TOKENS = 24_000
-
-
-class CompactionError(RuntimeError):
-    """The compaction could not be made; the session was left unchanged."""
 
 
 class AuditFailed(CompactionError):
@@ -63,7 +60,7 @@ class Settings:
 
 
 @dataclass(frozen=True, slots=True)
-class Prepared:
+class SummaryJob:
     """Everything decided before the summarizer runs (what a dry run shows)."""
 
     snapshot: Snapshot
@@ -88,7 +85,7 @@ class Prepared:
 class Written:
     record: dict[str, Any]
     position: int  # the new record's line (file) or seq (store)
-    prepared: Prepared
+    job: SummaryJob
 
 
 def pair_checked(messages: list[Message], options: BuildOptions) -> list[Message]:
@@ -101,7 +98,7 @@ def pair_checked(messages: list[Message], options: BuildOptions) -> list[Message
 
 
 def prepare(snapshot: Snapshot, settings: Settings,
-            messages: list[Message] | None = None) -> Prepared:
+            messages: list[Message] | None = None) -> SummaryJob:
     """Plan over the snapshot's context; `messages` is that context when already built."""
     if messages is None:
         messages = build_context(snapshot.records, settings.build).messages
@@ -110,26 +107,26 @@ def prepare(snapshot: Snapshot, settings: Settings,
     summarized = p.summarized
     identifiers = required_identifiers(summarized, p.previous_summary,
                                        limit=settings.max_identifiers)
-    return Prepared(snapshot, p, identifiers,
+    return SummaryJob(snapshot, p, identifiers,
                     chunks(summarized, p.summarized_sizes, settings.chunk_tokens), settings)
 
 
-def summarize_audited(prepared: Prepared, summarizer: Summarizer
+def summarize_audited(job: SummaryJob, summarizer: Summarizer
                       ) -> tuple[str, AuditResult, bool]:
     """The summary, its passing audit and whether a repair was needed; AuditFailed if the one
     repair attempt fails too. Each chunk's summary is carried into the next chunk's prompt.
     Summarizer errors propagate."""
-    summary = prepared.plan.previous_summary
+    summary = job.plan.previous_summary
     prompt = ""
-    for index in range(len(prepared.chunks)):
-        prompt = prepared.prompt_for(index, summary)
+    for index in range(len(job.chunks)):
+        prompt = job.prompt_for(index, summary)
         summary = summarizer.summarize(prompt)
     assert summary is not None
-    result = audit(summary, prepared.identifiers)
+    result = audit(summary, job.identifiers)
     if result.ok:
         return summary, result, False
     summary = summarizer.summarize(repair_prompt(prompt, summary, result.failures()))
-    result = audit(summary, prepared.identifiers)
+    result = audit(summary, job.identifiers)
     if not result.ok:
         raise AuditFailed(result)
     return summary, result, True
@@ -171,17 +168,17 @@ def compact(target: Target, summarizer: Summarizer, settings: Settings | None = 
     `snapshot` and `messages` (its built context) may be passed when the caller has them.
     """
     settings = settings or Settings()
-    prepared = prepare(snapshot or target.snapshot(), settings, messages)
-    summary, result, repaired = summarize_audited(prepared, summarizer)
-    p = prepared.plan
+    job = prepare(snapshot or target.snapshot(), settings, messages)
+    summary, result, repaired = summarize_audited(job, summarizer)
+    p = job.plan
     messages = [summary_message(summary), *pair_checked(p.kept, settings.build)]
-    record = checkpoint_record(prepared.snapshot, summary=summary, messages=messages,
+    record = checkpoint_record(job.snapshot, summary=summary, messages=messages,
                                first_kept_index=p.cut, tokens_before=p.tokens_before,
                                model_ref=summarizer.ref,
                                quality_audit=audit_record(result, repaired=repaired),
                                counter=settings.counter)
-    position = target.append(record, prepared.snapshot)
-    return Written(record, position, prepared)
+    position = target.append(record, job.snapshot)
+    return Written(record, position, job)
 
 
 def find_checkpoint(records: list[Record], ref: str) -> int:
@@ -220,6 +217,6 @@ def restore(target: Target, before: str, settings: Settings | None = None, *,
         restored_from=restored_from)
     position = target.append(record, snapshot)
     sizes = [settings.counter(m) for m in earlier]
-    prepared = Prepared(snapshot, Plan(0, earlier, sizes, None, record["tokensBefore"],
+    job = SummaryJob(snapshot, Plan(0, earlier, sizes, None, record["tokensBefore"],
                                        record["tokensAfter"], False), [], [], settings)
-    return Written(record, position, prepared)
+    return Written(record, position, job)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sessionctx.compaction.tokens import TokenCounter, estimate_message
+from sessionctx.errors import CompactionError
 from sessionctx.messages import RESULT_ROLES, Message, call_ids, result_id, text_of
 
 PLANNER_VERSION = 1
@@ -53,7 +54,7 @@ class Plan:
         return self.messages[self.cut:]
 
 
-class NothingToCompact(Exception):
+class NothingToCompact(CompactionError):
     """No cut both summarizes something and keeps the active turn whole."""
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN
+from sessionctx.errors import BadArgument
 from sessionctx.messages import (
     CALL_BLOCK_TYPES,
     RESULT_ROLES,
@@ -108,7 +109,7 @@ def chunks(messages: Sequence[Message], sizes: Sequence[int],
     Token counts are never negative, so the totals never fall.
     """
     if len(sizes) != len(messages):
-        raise ValueError("one size is needed for each message")
+        raise BadArgument("one size is needed for each message")
     if chunk_tokens <= 0 or not messages:
         return [list(messages)]
     totals = list(accumulate(sizes))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sessionctx.compaction.target import SessionChanged, Snapshot, TargetError, branch_of
+from sessionctx.compaction.target import Snapshot, TargetError, branch_of
+from sessionctx.errors import SessionChanged, StoreError
 from sessionctx.store import base
 
 
@@ -25,7 +26,7 @@ class StoreTarget:
     def snapshot(self) -> Snapshot:
         try:
             records = self.store.records(self.session)
-        except base.StoreError as exc:
+        except StoreError as exc:
             raise TargetError(f"{self.label}: {exc}") from exc
         if not records:
             raise TargetError(f"{self.label}: no such session, or it holds no records")
@@ -37,7 +38,7 @@ class StoreTarget:
         try:
             return self.store.append_checkpoint(self.session, record,
                                                 expected_last_seq=snapshot.guard)
-        except base.SessionChanged as exc:
+        except SessionChanged as exc:
             raise SessionChanged(f"{self.label}: {exc}; checkpoint not written") from exc
-        except base.StoreError as exc:
+        except StoreError as exc:
             raise TargetError(f"{self.label}: {exc}") from exc

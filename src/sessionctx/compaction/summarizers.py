@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sessionctx.compaction.prompt import SYSTEM
+from sessionctx.errors import BadArgument, CompactionError
 
 DEFAULT_TIMEOUT = 180.0
 DEFAULT_MAX_TOKENS = 8000
 
 
-class SummarizerError(RuntimeError):
+class SummarizerError(CompactionError):
     """The summarizer failed, timed out or gave nothing."""
 
 
@@ -160,7 +161,7 @@ def parse_summarizer(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Summariz
     """'command:CMD', 'anthropic:MODEL' or 'openai:MODEL'."""
     kind, sep, rest = spec.partition(":")
     if not sep or not rest.strip():
-        raise ValueError(f"summarizer {spec!r} is not 'command:CMD', 'anthropic:MODEL' or "
+        raise BadArgument(f"summarizer {spec!r} is not 'command:CMD', 'anthropic:MODEL' or "
                          "'openai:MODEL'")
     if kind == "command":
         return CommandSummarizer(rest, timeout)
@@ -168,4 +169,4 @@ def parse_summarizer(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Summariz
         return AnthropicSummarizer(rest.strip(), timeout)
     if kind == "openai":
         return OpenAISummarizer(rest.strip(), timeout)
-    raise ValueError(f"unknown summarizer kind {kind!r}: use command, anthropic or openai")
+    raise BadArgument(f"unknown summarizer kind {kind!r}: use command, anthropic or openai")

@@ -14,12 +14,10 @@ from typing import Any, Protocol
 
 import msgspec
 
-from sessionctx.errors import SessionctxError
+from sessionctx.errors import SessionChanged, SessionctxError
 from sessionctx.records import Problem, Record, has_tree, read_bytes, select_branch
 
-
-class SessionChanged(RuntimeError):
-    """The session moved between planning and appending; nothing was written."""
+__all__ = ["FileTarget", "SessionChanged", "Snapshot", "Target", "TargetError", "branch_of"]
 
 
 class TargetError(SessionctxError):

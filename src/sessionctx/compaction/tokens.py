@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from sessionctx.errors import CompactionError
 from sessionctx.files import write_atomically
 from sessionctx.messages import Message
 
@@ -37,7 +38,7 @@ _encode = msgspec.json.encode
 _CALL_TYPES = ("toolCall", "tool_use", "tool_call")
 
 
-class TokenizerUnavailable(RuntimeError):
+class TokenizerUnavailable(CompactionError):
     """The exact tokenizer cannot be used here (not installed, or its encoding not cached)."""
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sessionctx.errors import BadArgument
+
 ANTHROPIC = "anthropic"
 OPENAI_CHAT = "openai-chat"
 OPENAI_RESPONSES = "openai-responses"
@@ -112,7 +114,7 @@ DEFAULT_MODELS = {ANTHROPIC: "claude-opus-4-8", OPENAI_CHAT: "gpt-5.1",
 def capability(provider: str, model: str | None = None) -> tuple[Capability, str]:
     """The row for `provider` and `model` (default model when None), and the model used."""
     if provider not in PROVIDERS:
-        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+        raise BadArgument(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
     chosen = model or DEFAULT_MODELS[provider]
     family = _BEDROCK_REGION.sub("", chosen) if provider == BEDROCK else chosen
     own = [r for r in _ROWS if r.provider == provider]

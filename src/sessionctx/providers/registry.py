@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sessionctx.errors import BadArgument
 from sessionctx.providers import anthropic, bedrock, gemini, openai_chat, openai_responses
 from sessionctx.providers.capabilities import (
     ANTHROPIC,
@@ -47,5 +48,5 @@ def provider(name: str) -> Provider:
     """The provider called `name`; a ValueError naming the known ones otherwise."""
     found = REGISTRY.get(name)
     if found is None:
-        raise ValueError(f"unknown provider {name!r}; known: {', '.join(REGISTRY)}")
+        raise BadArgument(f"unknown provider {name!r}; known: {', '.join(REGISTRY)}")
     return found

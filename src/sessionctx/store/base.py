@@ -17,21 +17,16 @@ import msgspec
 
 from sessionctx.changes import Source
 from sessionctx.context import BuildOptions, Context, build_context
-from sessionctx.errors import SessionctxError
+from sessionctx.errors import SessionChanged, StoreError
 from sessionctx.files import write_atomically
 from sessionctx.records import CHECKPOINT, Record, classify, make_record
+
+__all__ = ["NotASessionStore", "ReadOnlyStore", "SchemaTooNew", "SessionChanged", "SessionInfo",
+           "Store", "StoreError", "StoreLocked", "open_store"]
 
 STORE_ENV = "SESSIONCTX_STORE"
 
 _encoder = msgspec.json.Encoder()
-
-
-class StoreError(SessionctxError):
-    """A store could not do what was asked; the message says why and what to do."""
-
-
-class SessionChanged(StoreError):
-    """A checkpoint was made from a last seq that is no longer the session's last seq."""
 
 
 class NotASessionStore(StoreError):
