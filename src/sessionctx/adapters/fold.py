@@ -1,6 +1,6 @@
-"""What every in-memory adapter shares: a framework's message list folded one new message at a
-time, the context regrouped by the framework message each of its messages came from, and the
-changes reported.
+"""What every adapter shares: a framework's message list folded one new message at a time, the
+context regrouped by the framework message each of its messages came from, a stored session's
+context with its records, and the changes reported.
 
 A framework calls the model with the same list again and again, one turn longer each time. The
 fold keeps its builder between calls and takes only the messages it has not seen, so a turn
@@ -18,10 +18,11 @@ from typing import Any
 
 from sessionctx import changes as ch
 from sessionctx.changes import Change, Source
-from sessionctx.context import BuildOptions, Context, ContextBuilder
+from sessionctx.context import BuildOptions, Context, ContextBuilder, build_context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
-from sessionctx.records import make_record
+from sessionctx.records import Record, make_record
+from sessionctx.store import Store
 
 # A framework message and its index -> (part, native message) pairs in order, part j of object i
 # recorded under Source(index=i, part=j) so every change names both; a checkpoint among them
@@ -117,6 +118,16 @@ class IncrementalFold:
                     builder.append(make_record(message, Source(index=i, part=j)))
             self._seen = list(objects)
             return Folded(builder.context(), natives, list(self._dropped))
+
+
+def stored_context(store: Store, session: str, options: BuildOptions | None
+                   ) -> tuple[Context, dict[int | None, Record], int]:
+    """A stored session's context (from its latest checkpoint on), its records by seq, and its
+    last seq: what a store-backed adapter maps back to its framework's objects."""
+    records = store.context_records(session)
+    by_seq = {r.source.seq: r for r in records}
+    last = (records[-1].source.seq or 0) if records else 0
+    return build_context(records, options), by_seq, last
 
 
 def report(changes: list[Change], logger: logging.Logger, on_changes: OnChanges | None) -> None:

@@ -31,9 +31,9 @@ from agents.memory.session_settings import SessionSettings, resolve_session_limi
 from agents.run_config import CallModelData, ModelInputData
 
 from sessionctx.adapters import responses_items as ri
-from sessionctx.adapters.fold import IncrementalFold, OnChanges, report
+from sessionctx.adapters.fold import IncrementalFold, OnChanges, report, stored_context
 from sessionctx.changes import Change, Source
-from sessionctx.context import BuildOptions, build_context
+from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
 from sessionctx.providers import build_from_messages
 from sessionctx.records import Record
@@ -97,10 +97,7 @@ class SessionctxSession:
         return items
 
     def _read(self) -> tuple[list[ri.Item], int, list[Change]]:
-        records = self.store.context_records(self.session_id)
-        last = (records[-1].source.seq or 0) if records else 0
-        context = build_context(records, self._options)
-        by_seq = {r.source.seq: r for r in records}
+        context, by_seq, last = stored_context(self.store, self.session_id, self._options)
         originals = _Originals(by_seq)
         items, _, dropped = ri.items_of(context, originals)
         changes = sorted(context.changes + dropped, key=_order) if dropped else context.changes
