@@ -1,0 +1,280 @@
+"""The report's data: every stored record beside what a person sees and what the model gets.
+
+Pure: records, problems and a built context in; plain JSON-able rows out. Values are the stored
+objects themselves, never copies, so the page embeds the session's text once; a context message
+that differs from its record is given as the record's blocks marked kept, removed or new.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessionctx import changes as ch
+from sessionctx.changes import Change, Source
+from sessionctx.context import Context, display_messages, is_displayed
+from sessionctx.messages import Message
+from sessionctx.records import CHECKPOINT, EXTENSION_MESSAGE, MESSAGE, Problem, Record
+
+Key = tuple[int | None, int | None, int | None]
+
+# How a context message relates to its record, as the page reads it.
+SAME = "="  # the record's own message, unchanged
+
+
+@dataclass(slots=True)
+class Page:
+    """Everything the page shows, in the order it shows it."""
+
+    meta: dict[str, Any]
+    rows: list[dict[str, Any]]
+    changes: list[dict[str, Any]]
+    pending: list[dict[str, Any]]
+    turns: list[dict[str, Any]] = field(default_factory=list)
+
+
+def key_of(source: Source) -> Key:
+    return (source.line, source.index, source.seq)
+
+
+def _position(source: Source) -> tuple[int, int]:
+    for value in (source.seq, source.line, source.index):
+        if value is not None:
+            return (value, 0)
+    return (0, 0)
+
+
+def stored_of(record: Record) -> tuple[Any, Any]:
+    """What was stored for a record, and how the page finds the record's own fields in it.
+
+    An imported record keeps its source object(s) under `raw`: that is what the agent wrote,
+    and its converted fields go beside it. A native record is itself what was stored; a pi
+    entry wraps its message under `message`.
+    """
+    data = record.data
+    if "importedFrom" in data and "raw" in data:
+        return data["raw"], record.view
+    if record.view is not data:
+        return data, "message"
+    return data, SAME
+
+
+def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Problem] = (),
+               off_branch: Iterable[Record] = (), meta: Mapping[str, Any] | None = None
+               ) -> Page:
+    """The rows of the page: one per stored record (and per unreadable line), in file order."""
+    changes = ctx.changes
+    by_key: dict[Key, list[int]] = {}
+    for i, change in enumerate(changes):
+        if change.record is not None:
+            by_key.setdefault(key_of(change.record), []).append(i)
+    to_context: dict[Key, list[int]] = {}
+    for j, source in enumerate(ctx.sources):
+        to_context.setdefault(key_of(source), []).append(j)
+    added = {c.message_index for c in changes
+             if c.kind == ch.INTERRUPTED_NOTE_ADDED and c.message_index is not None}
+
+    rows: list[dict[str, Any]] = []
+    row_of: dict[Key, int] = {}
+    messages = ctx.messages
+    empty: list[int] = []
+    for item in _in_file_order(records, off_branch, problems):
+        if isinstance(item, Problem):
+            rows.append({"s": f"line {item.line}" if item.line is not None else "input",
+                         "k": "unreadable", "r": None, "sh": 0, "st": None, "vw": None,
+                         "cx": [], "cs": [], "why": item.message})
+            continue
+        src = item.source
+        k = (src.line, src.index, src.seq)
+        row_of.setdefault(k, len(rows))
+        targets = to_context.get(k, empty)
+        mine = by_key.get(k, empty)
+        if item.kind == MESSAGE and not mine and len(targets) == 1 and \
+                messages[targets[0]] is item.view and src.part is None:
+            # the common row: a message that reaches the model as it was stored
+            stored, view_ref = stored_of(item)
+            role = item.view.get("role")
+            rows.append({"s": src.label(), "k": MESSAGE,
+                         "r": role if isinstance(role, str) else None, "sh": 1,
+                         "st": stored, "vw": view_ref, "cs": mine,
+                         "cx": [{"j": targets[0], "m": SAME}]})
+            continue
+        rows.append(_row(item, ctx, targets, mine, changes, added))
+
+    return Page(
+        meta=dict(meta or {}),
+        rows=rows,
+        changes=[_change(c, row_of) for c in changes],
+        pending=[{"id": p.id, "name": p.name, "arguments": p.arguments,
+                  "s": p.record.label(), "row": row_of.get(key_of(p.record))}
+                 for p in ctx.pending_calls])
+
+
+def _in_file_order(records: Sequence[Record], off_branch: Iterable[Record],
+                   problems: Iterable[Problem]) -> Iterable[Record | Problem]:
+    """Records, entries off the selected branch and unreadable lines, as the file had them."""
+    others: list[Record | Problem] = [*off_branch, *problems]
+    if not others:
+        return records
+    entries: list[tuple[tuple[int, int], int, Record | Problem]] = []
+    for order, item in enumerate([*records, *others]):
+        where = _position(item.source) if isinstance(item, Record) else (item.line or 0, 0)
+        entries.append((where, order, item))
+    entries.sort(key=lambda e: (e[0], e[1]))
+    return [item for _, _, item in entries]
+
+
+def _change(change: Change, row_of: Mapping[Key, int]) -> dict[str, Any]:
+    src = change.record
+    out: dict[str, Any] = {"kind": change.kind, "reason": change.reason,
+                           "s": src.label() if src is not None else None,
+                           "row": row_of.get(key_of(src)) if src is not None else None,
+                           "j": change.message_index, "repair": change.is_repair}
+    if change.detail:
+        out["detail"] = change.detail
+    return out
+
+
+def _row(record: Record, ctx: Context, targets: list[int], mine: list[int],
+         changes: Sequence[Change], added: set[int]) -> dict[str, Any]:
+    stored, view_ref = stored_of(record)
+    view = record.view
+    role = view.get("role")
+    row: dict[str, Any] = {
+        "s": record.source.label(), "k": record.kind,
+        "r": role if isinstance(role, str) else None, "sh": int(is_displayed(record)),
+        "st": stored, "vw": view_ref, "cs": mine,
+        "cx": [_context_entry(record, ctx, j, changes, mine, j in added) for j in targets]}
+    if record.kind == EXTENSION_MESSAGE and row["sh"]:
+        row["dx"] = display_messages([record])[0]
+    if record.problem is not None:
+        row["why"] = record.problem
+    if record.kind == CHECKPOINT:
+        row["cp"] = _checkpoint_summary(view)
+    return row
+
+
+def _context_entry(record: Record, ctx: Context, j: int, changes: Sequence[Change],
+                   mine: list[int], is_note: bool) -> dict[str, Any]:
+    """How context message j came from this record: as it is, or its blocks diffed."""
+    message = ctx.messages[j]
+    part = ctx.sources[j].part
+    base: Message | None
+    if part is not None:
+        msgs = record.view.get("messages")
+        base = msgs[part] if isinstance(msgs, list) and part < len(msgs) else None
+        ref: Any = {"p": part}
+    else:
+        base = record.view if record.kind == MESSAGE else None
+        ref = SAME
+    if base is not None and message is base:
+        return {"j": j, "m": ref}
+    if is_note or base is None or message.get("role") != base.get("role"):
+        return {"j": j, "new": message}
+    out: dict[str, Any] = {"j": j, "base": ref, "role": message.get("role")}
+    why = [changes[i] for i in mine]
+    for name in ("content", "tool_calls"):
+        before, after = base.get(name), message.get(name)
+        if before is after:
+            continue
+        if isinstance(before, list) and isinstance(after, list):
+            out[name] = diff_blocks(before, after, why)
+        else:
+            out[name] = [["n", after]]
+    return out
+
+
+def diff_blocks(before: list[Any], after: list[Any], why: Sequence[Change]) -> list[list[Any]]:
+    """`after` read against `before`: ["k", i] kept, ["x", i, reason] removed, ["r", i, block,
+    reason] replaced in place, ["n", block] new. Blocks are compared by identity, since a
+    changed message keeps the very blocks it did not change."""
+    out: list[list[Any]] = []
+    at = 0
+    index = {id(b): i for i, b in enumerate(before)}
+    kept = {id(b) for b in after}
+    for block in after:
+        k = index.get(id(block))
+        if k is None and not _is_image(block):  # a note in place of an image?
+            k = next((m for m in range(at, len(before))
+                      if _is_image(before[m]) and id(before[m]) not in kept), None)
+            replaced = k is not None
+        else:
+            replaced = False
+        if k is None or k < at:
+            out.append(["n", block])
+            continue
+        out.extend(["x", i, _why_removed(before[i], why)] for i in range(at, k))
+        out.append(["r", k, block, _why_kind(why, ch.SCREENSHOT_OMITTED)] if replaced
+                   else ["k", k])
+        at = k + 1
+    out.extend(["x", i, _why_removed(before[i], why)] for i in range(at, len(before)))
+    return out
+
+
+def _is_image(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "image"
+
+
+def _why_kind(why: Sequence[Change], kind: str) -> str:
+    for change in why:
+        if change.kind == kind:
+            return f"{change.kind}: {change.reason}"
+    return kind
+
+
+def _why_removed(block: Any, why: Sequence[Change]) -> str:
+    """The change that removed a block: its call's, else the first repair of the record."""
+    if isinstance(block, dict):
+        cid = block.get("id") if isinstance(block.get("id"), str) else block.get("toolCallId")
+        if cid is not None:
+            for change in why:
+                if change.kind == ch.DROPPED_UNPAIRED_CALL and \
+                        change.detail.get("tool_call_id") == cid:
+                    return f"{change.kind}: {change.reason}"
+    for change in why:
+        if change.is_repair:
+            return f"{change.kind}: {change.reason}"
+    return "removed"
+
+
+def _checkpoint_summary(view: Mapping[str, Any]) -> dict[str, Any]:
+    summary = view.get("summary")
+    text = summary if isinstance(summary, str) else ""
+    messages = view.get("messages")
+    return {"at": view.get("at"), "first": next((ln for ln in text.splitlines() if ln.strip()),
+                                                ""),
+            "messages": len(messages) if isinstance(messages, list) else 0,
+            "before": view.get("tokensBefore"), "after": view.get("tokensAfter"),
+            "by": view.get("summaryModelRef")}
+
+
+def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
+           fmt: str | None) -> dict[str, Any]:
+    """The figures at the top of the page."""
+    from sessionctx.compaction.tokens import estimate_message
+
+    tokens: dict[int, int] = {}
+    for r in records:
+        if r.kind == MESSAGE:
+            view = r.view
+            tokens[id(view)] = estimate_message(view)
+    before = sum(tokens.values())
+    after = 0
+    for m in ctx.messages:  # most are the stored messages themselves, counted above
+        known = tokens.get(id(m))
+        after += known if known is not None else estimate_message(m)
+    kinds = Counter(c.kind for c in ctx.changes)
+    compactions = [{"row": i, "s": row["s"], **row["cp"],
+                    "applied": any(ctx.changes[c].kind == ch.CHECKPOINT_APPLIED
+                                   for c in row["cs"])}
+                   for i, row in enumerate(page.rows) if "cp" in row]
+    roles = sorted({r for row in page.rows if isinstance(r := row["r"], str)})
+    return {"label": label, "format": fmt, "records": len(records), "roles": roles,
+            "messages": len(ctx.messages),
+            "tokens_before": before, "tokens_after": after,
+            "kinds": dict(sorted(kinds.items())),
+            "repairs": sorted({c.kind for c in ctx.changes if c.is_repair}),
+            "compactions": compactions, "pending": len(ctx.pending_calls)}
+

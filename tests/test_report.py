@@ -1,0 +1,288 @@
+"""The report page: its data model, and the page itself opened in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionctx.context import BuildOptions, build_context
+from sessionctx.inputs import read_input
+from sessionctx.records import select_branch
+from sessionctx.report import page_model, report_html
+from sessionctx.report.model import diff_blocks
+from tests.browser import browser, open_page, rows_shown, serious_violations, wait_until
+from tests.conftest import assistant, call, recs, result, text, user
+
+CLAUDE = "claude-code/06381696-0074-49f8-863e-6ad4fac507f9.jsonl"
+DANGLING = "toolu_01BxsuUhRW9umBEuD9FYvYDu"
+
+
+def _report(path: Path, out: Path, options: BuildOptions | None = None) -> Path:
+    read = read_input(str(path))
+    records, off = select_branch(read.records)
+    ctx = build_context(records, options)
+    out.write_text(report_html(records, ctx, label=path.name, fmt="claude-code",
+                               problems=read.problems, off_branch=off), "utf-8")
+    return out
+
+
+def two_screenshots(fixtures: Path, tmp_path: Path) -> Path:
+    """The Claude Code image fixture with its Read call and image result made twice: the
+    earlier screenshot is then pruned when Read counts as a browser tool."""
+    lines = [json.loads(x) for x in
+             (fixtures / "claude-code/tool-result-image.jsonl").read_text().splitlines()]
+    first_call, first_result, last = lines
+    call_copy = json.loads(json.dumps(first_call))
+    result_copy = json.loads(json.dumps(first_result))
+    call_copy["uuid"] = "copy-call"
+    result_copy["uuid"] = "copy-result"
+    result_copy["parentUuid"] = "copy-call"
+    for block in call_copy["message"]["content"]:
+        if block.get("type") == "tool_use":
+            block["id"] += "-earlier"
+    for block in result_copy["message"]["content"]:
+        if block.get("type") == "tool_result":
+            block["tool_use_id"] += "-earlier"
+    first_call["parentUuid"] = "copy-result"
+    out = tmp_path / "two-screenshots.jsonl"
+    out.write_text("".join(json.dumps(x) + "\n"
+                           for x in (call_copy, result_copy, first_call, first_result, last)))
+    return out
+
+
+# -- the data model ---------------------------------------------------------------------------
+
+def test_diff_marks_kept_removed_and_replaced_blocks() -> None:
+    keep, gone, img = text("a"), call("c1"), {"type": "image", "data": "x", "mimeType": "p"}
+    note = text("[omitted]")
+    states = diff_blocks([keep, gone, img], [keep, note], [])
+    assert states[0] == ["k", 0]
+    assert states[1][:2] == ["x", 1]
+    assert states[2][:3] == ["r", 2, note]
+
+
+def test_model_rows_follow_the_file_and_name_every_fate() -> None:
+    records = recs(user("hi"), assistant(text("run it"), call("c1")), assistant(call("c2")),
+                   result("c9", "orphan"))
+    ctx = build_context(records)
+    page = page_model(records, ctx)
+    assert [row["s"] for row in page.rows] == ["item 0", "item 1", "item 2", "item 3"]
+    first, partial, emptied, orphan = page.rows
+    assert first["cx"] == [{"j": 0, "m": "="}]
+    kinds = [page.changes[c]["kind"] for c in partial["cs"]]
+    assert kinds == ["dropped_unpaired_call"]
+    states = partial["cx"][0]["content"]
+    assert states[0] == ["k", 0] and states[1][0] == "x" and "c1" in states[1][2]
+    assert emptied["cx"] == [] and orphan["cx"] == []
+    assert {page.changes[c]["kind"] for c in orphan["cs"]} == {"dropped_orphan_result"}
+    assert [p["row"] for p in page.pending] == [1, 2]
+
+
+def test_page_embeds_each_image_once_and_no_text_can_close_its_script() -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (1200, 800), (200, 30, 30)).save(buf, "PNG")
+    data = base64.b64encode(buf.getvalue()).decode()
+    shot = {"type": "image", "data": data, "mimeType": "image/png"}
+    records = recs(user("</script><script>document.title='owned'</script>", ), assistant(
+        call("b1", "browser_use")), result("b1", "page", "browser_use", shot),
+        assistant(call("b2", "browser_use")), result("b2", "page", "browser_use", dict(shot)))
+    html = report_html(records, build_context(records), label="x")
+    assert html.count(data) == 0  # only the thumbnail, once
+    assert html.count('"$img":0') >= 2
+    assert "</script><script>document.title" not in html
+
+
+def test_report_of_nothing_readable_still_renders(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("{not json\n")
+    read = read_input(str(path))
+    html = report_html([], build_context([]), label="bad", problems=read.problems)
+    assert "unreadable" in html
+
+
+# -- the page in a browser --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    yield from browser()
+
+
+def test_three_columns_the_dangling_call_and_the_pending_list(
+        chromium: Any, fixtures: Path, tmp_path: Path) -> None:
+    out = _report(fixtures / CLAUDE, tmp_path / "report.html")
+    w = open_page(chromium, out.as_uri())
+    page = w.page
+    row = page.locator("article.row", has=page.locator("h3", has_text="line 13"))
+    assert row.count() == 1
+    for label in ("Stored record", "What a person sees", "What reaches the model"):
+        assert row.locator(f"section[aria-label^='{label}']").count() == 1
+    struck = row.locator("section.model del.gone")
+    assert DANGLING in struck.inner_text()
+    why = row.locator("section.model .why").inner_text()
+    assert "dropped_unpaired_call" in why and "no result follows it" in why
+    pending = page.locator("#pending-list li")
+    assert pending.count() == 1 and "ExitPlanMode" in pending.inner_text()
+    assert "Check the real outcome before retrying" in page.locator("#pending").inner_text()
+    pending.locator("a").click()
+    assert page.evaluate("document.activeElement.id") == row.get_attribute("id")
+    shot = Path(os.environ.get("SESSIONCTX_REPORT_SCREENSHOT", tmp_path / "report.png"))
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000
+    assert w.outside == [] and w.errors == []
+
+
+def test_a_pruned_screenshot_is_marked(chromium: Any, fixtures: Path, tmp_path: Path) -> None:
+    path = two_screenshots(fixtures, tmp_path)
+    out = _report(path, tmp_path / "shots.html",
+                  BuildOptions(browser_tools=frozenset({"Read"}), keep_screenshots=1))
+    page = open_page(chromium, out.as_uri()).page
+    pruned = page.locator("section.model .pruned")
+    assert pruned.count() == 1
+    assert pruned.locator(".label").inner_text() == "pruned"
+    assert pruned.locator("img").get_attribute("src").startswith("data:image/png;base64,")
+    assert "screenshot_omitted" in page.locator("section.model .why").first.inner_text()
+    kept = page.locator("section.model .img img")
+    assert kept.count() == 1  # the latest screenshot reaches the model
+
+
+def test_search_and_filters_change_what_is_shown(
+        chromium: Any, fixtures: Path, tmp_path: Path) -> None:
+    out = _report(fixtures / CLAUDE, tmp_path / "report.html")
+    page = open_page(chromium, out.as_uri()).page
+    rows = page.locator("#list article.row")
+    everything = rows.count()
+    read = read_input(str(fixtures / CLAUDE))
+    assert everything == len(read.records) + len(read.problems) > 0  # a row per record
+    page.fill("#q", "ExitPlanMode")
+    wait_until(lambda: rows_shown(page) < everything)
+    assert all("ExitPlanMode" in t for t in rows.all_inner_texts())
+    page.keyboard.press("Escape")
+    wait_until(lambda: rows_shown(page) == everything)
+    page.select_option("#role", "toolResult")
+    assert rows.count() > 0
+    assert all("toolResult" in t for t in page.locator("#list article.row h3").all_inner_texts())
+    page.click("#clear")
+    page.check("#kinds input[value='dropped_unpaired_call']")
+    assert rows.count() == 1 and "line 13" in rows.first.inner_text()
+    assert page.locator("#change-list li").count() == 1
+
+
+def test_keyboard_moves_between_records_and_changes(
+        chromium: Any, fixtures: Path, tmp_path: Path) -> None:
+    out = _report(fixtures / CLAUDE, tmp_path / "report.html")
+    page = open_page(chromium, out.as_uri()).page
+    page.keyboard.press("j")
+    first = page.evaluate("document.activeElement.id")
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.id") != first
+    page.keyboard.press("n")
+    focused = page.evaluate("document.activeElement.id")
+    assert page.locator(f"#{focused} .badge").count() >= 1
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "q"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_serious_accessibility_violation(chromium: Any, fixtures: Path, tmp_path: Path,
+                                            scheme: str) -> None:
+    path = two_screenshots(fixtures, tmp_path)
+    out = _report(path, tmp_path / "shots.html", BuildOptions(browser_tools=frozenset({"Read"})))
+    page = open_page(chromium, out.as_uri(), color_scheme=scheme).page
+    assert serious_violations(page) == []
+    out = _report(fixtures / CLAUDE, tmp_path / "report.html")
+    page = open_page(chromium, out.as_uri(), color_scheme=scheme).page
+    assert serious_violations(page) == []
+
+
+def test_a_long_session_renders_lazily(chromium: Any, tmp_path: Path) -> None:
+    objects: list[dict[str, Any]] = []
+    for i in range(3000):
+        objects.append(user(f"question {i}"))
+        objects.append(assistant(text(f"answer {i}"), call(f"c{i}")))
+        if i % 7:
+            objects.append(result(f"c{i}", f"output {i}"))
+    records = recs(*objects)
+    out = tmp_path / "long.html"
+    out.write_text(report_html(records, build_context(records), label="long"))
+    page = open_page(chromium, out.as_uri()).page
+    shown = page.locator("#list article.row").count()
+    assert 0 < shown < 1000
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    wait_until(lambda: rows_shown(page) > shown)
+    page.fill("#q", "answer 2999")
+    wait_until(lambda: rows_shown(page) == 1)
+    assert "answer 2999" in page.locator("#list article.row").inner_text()
+
+
+
+# -- the command ------------------------------------------------------------------------------
+
+def test_report_command_writes_an_owner_only_page_with_the_provider_turns(
+        chromium: Any, fixtures: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sessionctx.cli import main
+
+    out = tmp_path / "page.html"
+    res = CliRunner().invoke(main, ["report", str(fixtures / CLAUDE), "-o", str(out),
+                                    "--provider", "openai-responses"])
+    assert res.exit_code == 0, res.output
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]
+    page = open_page(chromium, out.as_uri()).page
+    assert page.locator("#colheads span").count() == 4
+    row = page.locator("article.row", has=page.locator("h3", has_text="line 13"))
+    turn = row.locator("section.provider").inner_text()
+    assert "openai-responses turn" in turn and "Perfect! You want" in turn
+    assert DANGLING not in turn  # the dropped call never reaches the body
+
+
+def test_report_command_errors_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sessionctx.cli import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{nope\n")
+    res = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "x.html")])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(user("hi")) + "\n")
+    res = CliRunner().invoke(main, ["report", str(good), "-o",
+                                    str(tmp_path / "missing-dir" / "x.html")])
+    assert res.exit_code == 2 and "cannot write" in res.output
+    res = CliRunner().invoke(main, ["report", str(good), "-o", "-"])
+    assert res.exit_code == 0 and res.output.startswith("<!DOCTYPE html>")
+
+
+def test_readme_report_command_runs_as_written(tmp_path: Path) -> None:
+    import re
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    section = readme[readme.index("### `sessionctx report PATH`"):]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block is not None
+    first = block.group(1).splitlines()[0].split("#")[0]
+    argv = shlex.split(first)
+    assert argv[:2] == ["sessionctx", "report"]
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    exe = Path(sys.executable).parent / "sessionctx"
+    done = subprocess.run([str(exe), *argv[1:]], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "sessionctxReport.start()" in page
