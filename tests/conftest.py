@@ -10,6 +10,9 @@ import pytest
 
 from sessionctx.records import Record, records_from_objects
 
+# LiteLLM fetches its model cost map over the network when imported, unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SESSIONCTX_SHARED", ROOT.parent / "shared"))
 FIXTURES = SHARED / "fixtures"

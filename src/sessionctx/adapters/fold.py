@@ -130,14 +130,22 @@ def stored_context(store: Store, session: str, options: BuildOptions | None
     return build_context(records, options), by_seq, last
 
 
-def report(changes: list[Change], logger: logging.Logger, on_changes: OnChanges | None) -> None:
-    """Every change to the logger (repairs as warnings), then the list to the callback."""
-    if not changes:
-        return
-    if logger.isEnabledFor(logging.INFO):
-        for change in changes:
-            where = change.record.label() if change.record is not None else "history"
-            logger.log(logging.WARNING if change.is_repair else logging.INFO, "%s: %s",
-                       where, change.reason)
-    if on_changes is not None:
-        on_changes(changes)
+@dataclass(frozen=True, slots=True)
+class Reporter:
+    """Where an adapter's changes go: every change to the logger (repairs as warnings), then
+    the list to the callback."""
+
+    logger: logging.Logger
+    on_changes: OnChanges | None = None
+
+    def __call__(self, changes: list[Change]) -> None:
+        if not changes:
+            return
+        logger = self.logger
+        if logger.isEnabledFor(logging.INFO):
+            for change in changes:
+                where = change.record.label() if change.record is not None else "history"
+                logger.log(logging.WARNING if change.is_repair else logging.INFO, "%s: %s",
+                           where, change.reason)
+        if self.on_changes is not None:
+            self.on_changes(changes)

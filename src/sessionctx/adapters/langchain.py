@@ -36,7 +36,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from sessionctx import changes as ch
-from sessionctx.adapters.fold import IncrementalFold, OnChanges, report, stored_context
+from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, stored_context
 from sessionctx.changes import Change
 from sessionctx.context import BuildOptions
 from sessionctx.importers.common import data_url_image, text_block
@@ -64,8 +64,7 @@ class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                  logger: logging.Logger | None = None) -> None:
         super().__init__()
         self._fold = IncrementalFold(_natives, options)
-        self._on_changes = on_changes
-        self._logger = logger or _LOG
+        self._report = Reporter(logger or _LOG, on_changes)
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         messages = state["messages"]
@@ -83,7 +82,7 @@ class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         folded = self._fold.run(messages)
         if not folded.changed:
             return messages
-        report(folded.changes, self._logger, self._on_changes)
+        self._report(folded.changes)
         out: list[BaseMessage] = []
         for group in folded.groups():
             if group.index is None:
@@ -110,13 +109,12 @@ class SessionctxChatHistory(BaseChatMessageHistory):
         self.store: Store = store if store is not None and not isinstance(store, str) \
             else open_store(store)
         self._options = options
-        self._on_changes = on_changes
-        self._logger = logger or _LOG
+        self._report = Reporter(logger or _LOG, on_changes)
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         context, by_seq, _ = stored_context(self.store, self.session_id, self._options)
-        report(context.changes, self._logger, self._on_changes)
+        self._report(context.changes)
         out: list[BaseMessage] = []
         notes = {c.message_index for c in context.changes
                  if c.kind == ch.INTERRUPTED_NOTE_ADDED}

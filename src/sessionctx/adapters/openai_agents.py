@@ -31,7 +31,7 @@ from agents.memory.session_settings import SessionSettings, resolve_session_limi
 from agents.run_config import CallModelData, ModelInputData
 
 from sessionctx.adapters import responses_items as ri
-from sessionctx.adapters.fold import IncrementalFold, OnChanges, report, stored_context
+from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, stored_context
 from sessionctx.changes import Change, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
@@ -63,8 +63,7 @@ class SessionctxSession:
         self.store: Store = store if store is not None and not isinstance(store, str) \
             else open_store(store)
         self._options = options or BuildOptions()
-        self._on_changes = on_changes
-        self._logger = logger or _LOG
+        self._report = Reporter(logger or _LOG, on_changes)
         self._lock = threading.Lock()
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
@@ -93,7 +92,7 @@ class SessionctxSession:
     def items(self) -> list[ri.Item]:
         """Every item the model should see now, the changes reported."""
         items, _, changes = self._read()
-        report(changes, self._logger, self._on_changes)
+        self._report(changes)
         return items
 
     def _read(self) -> tuple[list[ri.Item], int, list[Change]]:
@@ -123,7 +122,7 @@ class SessionctxSession:
             kept, popped = change(items)
             if last == 0 or (popped is None and why == "pop_item"):
                 return
-            report(changes, self._logger, self._on_changes)
+            self._report(changes)
             checkpoint = _checkpoint(kept, last, why, popped)
             try:
                 self.store.append_checkpoint(self.session_id, checkpoint, expected_last_seq=last)
@@ -218,8 +217,7 @@ class RepairModelInput:
                  on_changes: OnChanges | None = None,
                  logger: logging.Logger | None = None) -> None:
         self._fold = IncrementalFold(_natives, options)
-        self._on_changes = on_changes
-        self._logger = logger or _LOG
+        self._report = Reporter(logger or _LOG, on_changes)
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
@@ -237,7 +235,7 @@ class RepairModelInput:
 
         repaired, _, dropped = ri.items_of(folded.context, original)
         changes = folded.changes + dropped
-        report(changes, self._logger, self._on_changes)
+        self._report(changes)
         return ModelInputData(input=repaired,  # type: ignore[arg-type]
                               instructions=model_data.instructions)
 

@@ -27,7 +27,7 @@ from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import ProcessHistory
 
 from sessionctx import changes as ch
-from sessionctx.adapters.fold import Folded, IncrementalFold, OnChanges, report
+from sessionctx.adapters.fold import Folded, IncrementalFold, OnChanges, Reporter
 from sessionctx.changes import Change, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
@@ -53,8 +53,7 @@ class SessionctxHistory:
                  on_changes: OnChanges | None = None,
                  logger: logging.Logger | None = None) -> None:
         self._fold = IncrementalFold(_natives, options)
-        self._on_changes = on_changes
-        self._logger = logger or _LOG
+        self._report = Reporter(logger or _LOG, on_changes)
 
     async def __call__(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
         return self.process(messages)
@@ -64,7 +63,7 @@ class SessionctxHistory:
         folded = self._fold.run(messages)
         if not folded.changed:
             return messages
-        report(folded.changes, self._logger, self._on_changes)
+        self._report(folded.changes)
         return _rebuild(folded, messages)
 
 
