@@ -16,7 +16,7 @@ setup: $(BIN)/sessionctx
 example: setup
 	$(BIN)/sessionctx explain examples/interrupted.jsonl
 	$(BIN)/sessionctx check examples/interrupted.jsonl || true
-	$(BIN)/sessionctx build examples/interrupted.jsonl --provider anthropic --system "You are a coding agent."
+	$(BIN)/sessionctx build examples/interrupted.jsonl --provider anthropic --tools examples/tools.json --system "You are a coding agent."
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

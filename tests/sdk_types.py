@@ -11,24 +11,32 @@ _ADAPTERS: dict[str, Any] = {}
 
 
 def _adapter(provider: str) -> Any:
+    """The SDK's type for a whole request of `provider`: history, system, tools, tool choice."""
     if provider not in _ADAPTERS:
         if provider == "anthropic":
-            from anthropic.types import MessageParam
-            _ADAPTERS[provider] = TypeAdapter(list[MessageParam])
+            from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+            _ADAPTERS[provider] = TypeAdapter(MessageCreateParamsNonStreaming)
         elif provider == "openai-chat":
-            from openai.types.chat import ChatCompletionMessageParam
-            _ADAPTERS[provider] = TypeAdapter(list[ChatCompletionMessageParam])
+            from openai.types.chat.completion_create_params import (
+                CompletionCreateParamsNonStreaming,
+            )
+            _ADAPTERS[provider] = TypeAdapter(CompletionCreateParamsNonStreaming)
         elif provider == "openai-responses":
-            from openai.types.responses import ResponseInputParam
-            _ADAPTERS[provider] = TypeAdapter(ResponseInputParam)
-        elif provider == "gemini":
-            from google.genai import types
-            _ADAPTERS[provider] = TypeAdapter(list[types.Content])
+            from openai.types.responses.response_create_params import (
+                ResponseCreateParamsNonStreaming,
+            )
+            _ADAPTERS[provider] = TypeAdapter(ResponseCreateParamsNonStreaming)
     return _ADAPTERS.get(provider)
 
 
+# what the SDK's request type needs beside a body, which holds the history part only
+_REQUIRED: dict[str, dict[str, Any]] = {
+    "anthropic": {"model": "m", "max_tokens": 16}, "openai-chat": {"model": "m"},
+    "openai-responses": {"model": "m"}}
+
+
 def sdk_check(provider: str, body: dict[str, Any]) -> None:
-    """Raise when the body's history does not validate against the SDK's request types.
+    """Raise when the body does not validate against the SDK's request types.
 
     The SDK TypedDicts declare content as Iterable, which pydantic validates lazily: the result
     is materialised so that nested blocks are checked too.
@@ -36,16 +44,20 @@ def sdk_check(provider: str, body: dict[str, Any]) -> None:
     if provider == "bedrock":
         _botocore_check(body)
         return
-    key = {"anthropic": "messages", "openai-chat": "messages", "openai-responses": "input",
-           "gemini": "contents"}.get(provider)
-    adapter = _adapter(provider)
-    if key is None or adapter is None:
+    if provider == "gemini":
+        _gemini_check(body)
         return
-    value = adapter.validate_python(body[key])
+    value = _adapter(provider).validate_python({**_REQUIRED[provider], **body})
     json.loads(json.dumps(value, default=_materialise))
-    if provider == "gemini" and "systemInstruction" in body:
-        from google.genai import types
-        types.Content.model_validate(body["systemInstruction"])
+
+
+def _gemini_check(body: dict[str, Any]) -> None:
+    """Contents as `types.Content` (extra keys forbidden), the rest as the request config."""
+    from google.genai import types
+
+    TypeAdapter(list[types.Content]).validate_python(body["contents"])
+    config = {k: v for k, v in body.items() if k != "contents"}
+    types.GenerateContentConfig.model_validate(config)
 
 
 def _materialise(obj: Any) -> Any:

@@ -22,5 +22,6 @@ def test_compacted_large_fixture_passes_every_provider_validator(tmp_path) -> No
     compact(FileTarget(str(path)), summarizer(write_summarizer(tmp_path)))
     ctx = build_context(read_path(str(path)).records)
     for provider in providers.PROVIDERS:
-        request = providers.build_request(ctx, provider)
+        request = providers.build_request(
+            ctx, provider, options=providers.BuildRequestOptions(placeholder_tools=True))
         assert providers.validate(request.body, provider) == [], provider

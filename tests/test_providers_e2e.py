@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import copy
 import json
 import threading
 from collections.abc import Iterator
@@ -11,7 +13,7 @@ from typing import Any
 import pytest
 
 from sessionctx.context import build_context
-from sessionctx.providers import build_request, validate
+from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, tools, validate
 from tests.conftest import assistant, call, image, recs, result, text, user
 
 HISTORY = (user("look", content=[text("look"), image()]), assistant(call("fs.read:1")),
@@ -66,8 +68,101 @@ def stub() -> Iterator[tuple[Stub, str]]:
         server.server_close()
 
 
-def body(provider: str) -> dict[str, Any]:
-    return build_request(build_context(recs(*HISTORY)), provider, system="be brief").body
+BEDROCK_REPLY = {"output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+                 "stopReason": "end_turn",
+                 "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                 "metrics": {"latencyMs": 1}}
+TOOLS = tools.read_tools({"tools": [
+    {"name": "bash", "description": "Run a shell command",
+     "inputSchema": {"type": "object", "properties": {"cmd": {"type": "string"}}}},
+    {"name": "fs.read", "inputSchema": {"type": "object"}}]})[0]
+
+
+def body(provider: str, options: BuildRequestOptions | None = None) -> dict[str, Any]:
+    return build_request(build_context(recs(*HISTORY)), provider, system="be brief",
+                         options=options).body
+
+
+def send(provider: str, b: dict[str, Any], url: str) -> None:
+    """The body sent through the provider's official client, each key as the client takes it."""
+    if provider == "anthropic":
+        import anthropic
+        anthropic.Anthropic(api_key="test", base_url=url, max_retries=0).messages.create(
+            model="claude-opus-4-8", max_tokens=16, **b)
+    elif provider == "openai-chat":
+        import openai
+        openai.OpenAI(api_key="test", base_url=url + "/v1", max_retries=0
+                      ).chat.completions.create(model="gpt-5.1", **b)
+    elif provider == "openai-responses":
+        import openai
+        openai.OpenAI(api_key="test", base_url=url + "/v1", max_retries=0
+                      ).responses.create(model="gpt-5.1", **b)
+    elif provider == "gemini":
+        from google import genai
+        from google.genai import types
+        client = genai.Client(api_key="test", http_options=types.HttpOptions(base_url=url))
+        config = types.GenerateContentConfig.model_validate(
+            {k: v for k, v in b.items() if k != "contents"})
+        client.models.generate_content(
+            model="gemini-3-pro", config=config,
+            contents=[types.Content.model_validate(c) for c in b["contents"]])
+    else:
+        import boto3  # type: ignore[import-untyped]
+        bedrock = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=url,
+                              aws_access_key_id="test", aws_secret_access_key="test")
+        bedrock.converse(modelId="anthropic.claude-opus-4-8", **_bytes(copy.deepcopy(b)))
+
+
+def _bytes(obj: Any) -> Any:
+    """Bedrock's image and document bytes as boto3 takes them (it base64-encodes them again)."""
+    if isinstance(obj, dict):
+        for key in ("image", "document"):
+            source = obj.get(key, {}).get("source") if isinstance(obj.get(key), dict) else None
+            if isinstance(source, dict) and isinstance(source.get("bytes"), str):
+                source["bytes"] = base64.b64decode(source["bytes"])
+        for value in obj.values():
+            _bytes(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            _bytes(value)
+    return obj
+
+
+def _same(provider: str, key: str, sent: Any, built: Any) -> bool:
+    """Whether the client sent the value as built; google-genai re-spells some keys of what it
+    is given as objects (snake_case is valid JSON for that API too), so Gemini's values are
+    compared as the SDK reads them."""
+    if provider == "gemini":
+        from google.genai import types
+        from pydantic import TypeAdapter
+
+        kind = {"contents": list[types.Content], "systemInstruction": types.Content,
+                "tools": list[types.Tool], "toolConfig": types.ToolConfig}[key]
+        adapter: TypeAdapter[Any] = TypeAdapter(kind)
+        return bool(adapter.dump_python(adapter.validate_python(sent), exclude_none=True) ==
+                    adapter.dump_python(adapter.validate_python(built), exclude_none=True))
+    return bool(sent == built)
+
+
+REPLIES: dict[str, dict[str, Any]] = {"anthropic": ANTHROPIC_REPLY, "openai-chat": CHAT_REPLY,
+           "openai-responses": RESPONSES_REPLY, "gemini": GEMINI_REPLY,
+           "bedrock": BEDROCK_REPLY}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_body_with_tools_goes_through_the_official_client(stub: tuple[Stub, str],
+                                                            provider: str) -> None:
+    state, url = stub
+    state.reply = REPLIES[provider]
+    b = body(provider, BuildRequestOptions(tools=tuple(TOOLS), tool_choice="auto"))
+    send(provider, b, url)
+    _, sent = state.received[0]
+    for key, value in b.items():
+        assert _same(provider, key, sent[key], value), (provider, key)
+    assert validate(sent, provider) == []
+    assert "fs_read" in json.dumps(sent["toolConfig" if provider == "bedrock" else "tools"])
+
+
 
 
 def test_anthropic_client_sends_the_body(stub: tuple[Stub, str]) -> None:
@@ -81,7 +176,7 @@ def test_anthropic_client_sends_the_body(stub: tuple[Stub, str]) -> None:
     path, sent = state.received[0]
     assert path == "/v1/messages"
     assert sent["messages"] == b["messages"] and sent["system"] == "be brief"
-    assert validate({"messages": sent["messages"]}, "anthropic") == []
+    assert validate({"messages": sent["messages"]}, "anthropic") != []  # no tools defined
 
 
 def test_openai_chat_client_sends_the_body(stub: tuple[Stub, str]) -> None:

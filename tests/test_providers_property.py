@@ -26,6 +26,7 @@ from tests.conftest import recs
 from tests.sdk_types import sdk_check
 
 Msg = dict[str, Any]
+PLACEHOLDERS = BuildRequestOptions(placeholder_tools=True)
 
 IDS = st.sampled_from(["call_1", "call_2", "toolu_A", "fs.read:3", "call_9|fc_9", "x" * 70,
                        "a_b", "a.b", "dup"])
@@ -115,7 +116,8 @@ def test_every_provider_body_is_valid_after_the_core_build(messages: list[Msg],
                                                           as_text: bool) -> None:
     ctx = build_context(recs(*messages))
     for provider in PROVIDERS:
-        req = build_request(ctx, provider, options=BuildRequestOptions(thinking_as_text=as_text))
+        req = build_request(ctx, provider, options=BuildRequestOptions(
+            thinking_as_text=as_text, placeholder_tools=True))
         _check(ctx.messages, provider, req.body)
 
 
@@ -124,7 +126,7 @@ def test_every_provider_body_is_valid_after_the_core_build(messages: list[Msg],
 def test_every_provider_body_is_valid_from_raw_messages(messages: list[Msg]) -> None:
     # without the core's pairing: interrupted calls and orphan results reach the provider step
     for provider in PROVIDERS:
-        req = build_from_messages(messages, None, provider)
+        req = build_from_messages(messages, None, provider, options=PLACEHOLDERS)
         _check(messages, provider, req.body)
         dropped_calls = sum(1 for c in req.changes if c.kind == policies.CALL_WITHOUT_RESULT)
         stored = sum(1 for m in messages if m["role"] == "assistant" for b in m["content"]
@@ -249,8 +251,9 @@ def test_tolerated_shapes_give_valid_bodies_by_either_path(messages: list[Msg]) 
     before = copy.deepcopy(messages)
     ctx = build_context(recs(*messages))
     for provider in PROVIDERS:
-        for body in (build_request(ctx, provider).body,
-                     build_from_messages(messages, None, provider).body):
+        for body in (build_request(ctx, provider, options=PLACEHOLDERS).body,
+                     build_from_messages(messages, None, provider,
+                                         options=PLACEHOLDERS).body):
             assert validate(body, provider) == [], (provider, messages)
             sdk_check(provider, body)
         short = _built(messages, provider)

@@ -27,13 +27,15 @@ from tests.conftest import assistant, call, image, recs, result, text, user
 from tests.sdk_types import sdk_check
 
 Msg = dict[str, Any]
+PLACEHOLDERS = BuildRequestOptions(placeholder_tools=True)
 
 
 def build(provider: str, *messages: Msg, model: str | None = None, system: str | None = None,
           as_text: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Build through the core context, assert the body is valid, return body and change kinds."""
     ctx = build_context(recs(*messages))
-    req = build_request(ctx, provider, model, system, BuildRequestOptions(as_text))
+    req = build_request(ctx, provider, model, system,
+                        BuildRequestOptions(as_text, placeholder_tools=True))
     assert validate(req.body, provider, model) == []
     sdk_check(provider, req.body)
     return req.body, [c.kind for c in req.changes]
@@ -150,7 +152,7 @@ def test_orphan_result_is_never_sent() -> None:
 
 def raw_build(provider: str, *messages: Msg) -> tuple[dict[str, Any], list[str]]:
     """Build straight from messages, without the core's pairing, and check the body."""
-    req = build_from_messages(list(messages), None, provider)
+    req = build_from_messages(list(messages), None, provider, options=PLACEHOLDERS)
     assert validate(req.body, provider) == []
     sdk_check(provider, req.body)
     return req.body, [c.kind for c in req.changes]
@@ -398,7 +400,8 @@ def test_empty_tool_output_marked(provider: str) -> None:
     # prevents Bedrock "The content field at messages.<n>.content.0.toolResult cannot be empty"
     # (the core build drops an empty result message, so the messages go in directly)
     empty = {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": []}
-    req = build_from_messages([user("q"), assistant(call("c1")), empty], None, provider)
+    req = build_from_messages([user("q"), assistant(call("c1")), empty], None, provider,
+                              options=PLACEHOLDERS)
     body, kinds = req.body, [c.kind for c in req.changes]
     assert validate(body, provider) == []
     sdk_check(provider, body)
@@ -588,7 +591,9 @@ def test_bedrock_status_only_for_claude_and_nova() -> None:
         {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "bash",
                                                        "input": {}}}]},
         {"role": "user", "content": [{"toolResult": {"toolUseId": "a", "status": "error",
-                                                     "content": [{"text": "denied"}]}}]}]}
+                                                     "content": [{"text": "denied"}]}}]}],
+            "toolConfig": {"tools": [{"toolSpec": {"name": "bash",
+                                                   "inputSchema": {"json": {"type": "object"}}}}]}}
     assert "status" in validate(sent, "bedrock", "meta.llama3-70b-instruct-v1:0")[0].message
     assert validate(sent, "bedrock", "eu.anthropic.claude-sonnet-4-5") == []
     for model in ("anthropic.claude-opus-4-8", "eu.anthropic.claude-sonnet-4-5",

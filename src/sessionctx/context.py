@@ -399,7 +399,12 @@ def _carry_timestamp(view: dict[str, Any], message: Message) -> None:
 
 
 def _interrupted_note(lost: list[OpenCall]) -> str:
-    names = ", ".join(f"{c.call.name or '?'} (id {c.call.id or 'none'})" for c in lost)
+    return interrupted_note([(c.call.name, c.call.id) for c in lost])
+
+
+def interrupted_note(calls: list[tuple[str | None, str | None]]) -> str:
+    """The note that tells the model these (name, id) calls were interrupted."""
+    names = ", ".join(f"{name or '?'} (id {cid or 'none'})" for name, cid in calls)
     return INTERRUPTED_NOTE.format(calls=names)
 
 

@@ -17,7 +17,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 PRIVATE_ENV = "SESSIONCTX_PRIVATE"
 PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
@@ -97,6 +97,25 @@ def write_all(fd: int, data: bytes) -> None:
             done += n
 
 
+def create_new(path: str, data: bytes) -> None:
+    """Create `path` holding `data`, fsynced, with `file_mode()`; never over an existing file
+    (FileExistsError) and never through a symlink. A failed write leaves no file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 PRIVATE_FILE)
+    try:
+        try:
+            write_all(fd, data)
+            os.fchmod(fd, file_mode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    _sync_dir(os.path.dirname(os.path.abspath(path)))
+
+
 def append_whole(fd: int, data: bytes) -> None:
     """Append `data` at the end of `fd` (held under the caller's lock) and fsync; on any failure
     the file is cut back to its size before, so it stays byte-identical."""
@@ -111,12 +130,15 @@ def append_whole(fd: int, data: bytes) -> None:
         raise
 
 
-def write_atomically(path: str, data: bytes | Iterable[bytes], *, mode: int | None = None) -> None:
+def write_atomically(path: str, data: bytes | Iterable[bytes], *, mode: int | None = None,
+                     check: Callable[[], None] | None = None) -> None:
     """Replace (or create) `path` with `data`: whole, fsynced, or not at all.
 
     The bytes go to a temporary file beside `path` that is renamed over it once fsynced; on
     failure the temporary file is removed and `path` is left as it was. The file keeps the
-    permissions of the one it replaces, else `mode`, else `file_mode()`.
+    permissions of the one it replaces, else `mode`, else `file_mode()`. `check`, when given,
+    runs once the new bytes are on disk, just before the rename: if it raises, nothing is
+    replaced (a writer uses it to make sure `path` did not change meanwhile).
     """
     folder = os.path.dirname(os.path.abspath(path))
     if mode is None:
@@ -137,6 +159,8 @@ def write_atomically(path: str, data: bytes | Iterable[bytes], *, mode: int | No
             os.fsync(fd)
         finally:
             os.close(fd)
+        if check is not None:
+            check()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -51,6 +51,11 @@ def read_raw(raw: bytes, path: str | None, fmt: str = "auto", *,
         return _read_raw(raw, path, fmt, progress)
 
 
+def detect_format(raw: bytes, fmt: str = "auto") -> str:
+    """The format `raw` is read in: `fmt`, or for 'auto' the one detected."""
+    return detect(raw, _document(raw)) if fmt == "auto" else fmt
+
+
 def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
               ) -> ReadResult:
     document = _document(raw)

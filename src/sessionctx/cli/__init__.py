@@ -7,7 +7,8 @@
 - `options`: the shared options, each group handed to a command as one value
   (`source_options` -> `source`, `build_options` -> `options`, `provider_options` -> `request`).
 - `context_commands` (build, check, explain), `store_commands` (sessions, import, export),
-  `compaction_commands` (compact, restore, budget), `report_command` (report).
+  `compaction_commands` (compact, restore, budget), `report_command` (report),
+  `repair_commands` (repair).
 
 A new command goes in a new module here (or the group module it belongs to): decorate it with
 `@main.command()` from `sessionctx.cli.app`, take its session with `@source_options()` and
@@ -15,7 +16,14 @@ A new command goes in a new module here (or the group module it belongs to): dec
 the command is registered. Keep heavy imports inside the command: `sessionctx --help` stays fast.
 """
 
-from sessionctx.cli import compaction_commands, context_commands, report_command, store_commands
+from sessionctx.cli import (
+    compaction_commands,
+    context_commands,
+    repair_commands,
+    report_command,
+    store_commands,
+)
 from sessionctx.cli.app import main
 
-__all__ = ["compaction_commands", "context_commands", "main", "report_command", "store_commands"]
+__all__ = ["compaction_commands", "context_commands", "main", "repair_commands",
+           "report_command", "store_commands"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sessionctx.changes import SKIPPED_METADATA, Change, Source
-from sessionctx.cli.app import emit_json, main, warn_problems
+from sessionctx.cli.app import emit_json, fail, main, warn_problems
 from sessionctx.cli.loader import Loaded, SessionSource, load
 from sessionctx.cli.options import (
     RequestSpec,
@@ -28,10 +28,13 @@ if TYPE_CHECKING:
 
 
 def _request(ctx: Context, spec: RequestSpec) -> Request:
-    from sessionctx.providers import BuildRequestOptions, build_request
+    from sessionctx.providers import build_request
 
-    return build_request(ctx, spec.provider, spec.model, spec.system,
-                         BuildRequestOptions(spec.thinking_as_text))
+    return build_request(ctx, spec.provider, spec.model, spec.system, spec.options())
+
+
+def _undefined(req: Request) -> list[dict[str, Any]]:
+    return [c.to_json() for c in req.undefined_calls]
 
 
 @main.command()
@@ -62,11 +65,25 @@ def build(source: SessionSource, view: str, as_json: bool, options: BuildOptions
         return
     ctx = loaded.context(options)
     if request is not None:
+        from sessionctx.providers.tools import missing_definitions
+
         req = _request(ctx, request)
+        if missing_definitions(req.body, request.provider):
+            fail(f"this history holds tool blocks; {request.provider} requires tool "
+                 "definitions. Pass --tools FILE (the agent's definitions), --tools-as-text "
+                 "(calls and results sent as plain text) or --placeholder-tools (empty-schema "
+                 "definitions from the names the history calls)")
+        for call in req.undefined_calls:
+            click.echo(f"sessionctx: warning: message {call.message_index} calls tool "
+                       f"{call.name!r}, which the definitions do not name", err=True)
         if as_json:
-            emit_json({"request": req.body,
-                       "changes": [c.to_json() for c in ctx.changes + req.changes],
-                       "pending_calls": [p.to_json() for p in ctx.pending_calls]})
+            out: dict[str, Any] = {
+                "request": req.body,
+                "changes": [c.to_json() for c in ctx.changes + req.changes],
+                "pending_calls": [p.to_json() for p in ctx.pending_calls]}
+            if request.tools is not None:
+                out["undefined_tools"] = _undefined(req)
+            emit_json(out)
         else:
             emit_json(req.body)
         return
@@ -115,11 +132,12 @@ def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[st
 
     req = _request(ctx, spec)
     stored = [r.view for r in loaded.records if r.kind == MESSAGE]
-    naive = naive_request(stored, spec.provider, req.model, spec.system).body
+    naive = naive_request(stored, spec.provider, req.model, spec.system, spec.options()).body
     return {"name": spec.provider, "model": req.model,
             "violations": [v.to_json() for v in validate(req.body, spec.provider, req.model)],
             "as_stored": [v.to_json() for v in validate(naive, spec.provider, req.model)],
-            "changes": [c.to_json() for c in req.changes]}
+            "changes": [c.to_json() for c in req.changes],
+            "undefined_tools": _undefined(req)}
 
 
 def _problem_record(problem: Problem) -> dict[str, Any] | None:
@@ -149,6 +167,10 @@ def check(source: SessionSource, as_json: bool, options: BuildOptions,
                          "record": None, "path": v["path"]} for v in report["as_stored"])
         problems.extend({"kind": f"{name}: built body", "message": v["message"],
                          "record": None, "path": v["path"]} for v in report["violations"])
+        problems.extend({"kind": f"{name}: undefined tool",
+                         "message": f"a call to tool {u['name']!r}, which the definitions do "
+                                    "not name", "record": u["record"]}
+                        for u in report["undefined_tools"])
     ok = not problems
     if as_json:
         out: dict[str, Any] = {"ok": ok, "problems": problems,

@@ -6,13 +6,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sessionctx.cli.loader import SessionSource
 from sessionctx.context import BuildOptions
 from sessionctx.inputs import FORMATS
+
+if TYPE_CHECKING:
+    from sessionctx.providers import BuildRequestOptions
+    from sessionctx.providers.tools import Tool
 
 Command = Callable[..., None]
 Decorator = Callable[[Command], Command]
@@ -88,13 +92,47 @@ class RequestSpec:
     model: str | None
     system: str | None
     thinking_as_text: bool
+    tools: tuple[Tool, ...] | None = None  # from --tools FILE
+    tool_choice: str | None = None
+    tools_as_text: bool = False
+    placeholder_tools: bool = False
+
+    def options(self) -> BuildRequestOptions:
+        from sessionctx.providers import BuildRequestOptions
+
+        return BuildRequestOptions(self.thinking_as_text, self.tools, self.tool_choice,
+                                   self.tools_as_text, self.placeholder_tools)
 
 
 def _request_spec(provider: str | None, model: str | None, system_prompt: str | None,
-                  thinking_as_text: bool) -> RequestSpec | None:
+                  thinking_as_text: bool, tools_file: str | None, tool_choice: str | None,
+                  tools_as_text: bool, placeholder_tools: bool) -> RequestSpec | None:
     if provider is None:
+        if tools_file or tool_choice or tools_as_text or placeholder_tools:
+            raise click.UsageError("--tools, --tool-choice, --tools-as-text and "
+                                   "--placeholder-tools go with --provider")
         return None
-    return RequestSpec(provider, model, system_prompt, thinking_as_text)
+    if tools_as_text and (tools_file or placeholder_tools or tool_choice):
+        raise click.UsageError("--tools-as-text sends no tool blocks, so it takes no --tools, "
+                               "--tool-choice or --placeholder-tools")
+    return RequestSpec(provider, model, system_prompt, thinking_as_text,
+                       _load_tools(tools_file) if tools_file else None, tool_choice,
+                       tools_as_text, placeholder_tools)
+
+
+def _load_tools(path: str) -> tuple[Tool, ...]:
+    """The definitions in FILE; entries that are not function tools are warned about."""
+    from sessionctx.providers.tools import ToolsError, load_tools
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ToolsError(f"cannot read tool definitions from {path}: {exc}") from None
+    read, problems = load_tools(text, path)
+    for problem in problems:
+        click.echo(f"sessionctx: warning: {problem}", err=True)
+    return tuple(read)
 
 
 def _provider_names() -> tuple[str, ...]:
@@ -104,7 +142,20 @@ def _provider_names() -> tuple[str, ...]:
 
 
 provider_options = _gather(
-    "request", _request_spec, ("provider", "model", "system_prompt", "thinking_as_text"), [
+    "request", _request_spec, ("provider", "model", "system_prompt", "thinking_as_text",
+                               "tools_file", "tool_choice", "tools_as_text",
+                               "placeholder_tools"), [
+        click.option("--placeholder-tools", is_flag=True,
+                     help="With --provider: define each tool the history calls and no "
+                          "definition names, with an empty argument schema (logged)."),
+        click.option("--tools-as-text", is_flag=True,
+                     help="With --provider: send every tool call and result as plain text, "
+                          "for a request that defines no tools."),
+        click.option("--tool-choice", metavar="CHOICE",
+                     help="With --tools: auto, any (or required), none, or a tool's name."),
+        click.option("--tools", "tools_file", metavar="FILE",
+                     help="With --provider: tool definitions (OpenAI, Anthropic or MCP "
+                          "tools/list JSON) sent in the provider's shape."),
         click.option("--thinking-as-text", is_flag=True,
                      help="With --provider: reasoning that cannot be replayed to the target "
                           "model is sent as plain text instead of being removed."),

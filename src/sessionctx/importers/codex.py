@@ -88,8 +88,7 @@ class _Converter:
 
     def _call(self, item: Obj) -> Obj:
         call_id = item.get("call_id") or item.get("id") or ""
-        native_id = f"{call_id}|{item['id']}" if isinstance(item.get("id"), str) and item.get(
-            "call_id") and item["id"] != call_id else str(call_id)
+        native_id = native_call_id(item)
         self.ids[str(call_id)] = native_id
         if item.get("type") == "local_shell_call":
             name, args = "local_shell", item.get("action") or {}
@@ -127,6 +126,15 @@ class _Converter:
                 self.out.append(({"role": role, "content": content}, [item]))
             return True
         return False
+
+
+def native_call_id(item: Obj) -> str:
+    """The toolCall id a call item gets: its call_id, with its item id after a '|' when it
+    has a different one (pi's convention for Responses calls)."""
+    call_id = item.get("call_id") or item.get("id") or ""
+    if isinstance(item.get("id"), str) and item.get("call_id") and item["id"] != call_id:
+        return f"{call_id}|{item['id']}"
+    return str(call_id)
 
 
 def _output_content(output: Any, lost: list[str]) -> list[Obj]:

@@ -346,7 +346,7 @@ class Reader:
         if name is not None and TOOL_NAME.match(name):
             self.good_names.add(name)
             return name
-        new = SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
+        new = tool_name(name)
         self.prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$", i,
                       old=name, new=new)
         return new
@@ -389,6 +389,14 @@ class Reader:
         result["id"] = wire
         self.results[wire] = (i, result)
         return result, True
+
+
+def tool_name(name: str | None) -> str:
+    """The name a tool goes out with: its own when the providers' pattern allows it; the same
+    rewrite serves calls and definitions, so they still match."""
+    if name is not None and TOOL_NAME.match(name):
+        return name
+    return SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
 
 
 def repair_arguments(args: Any) -> tuple[dict[str, Any], bool]:

@@ -1,0 +1,89 @@
+"""Claude Code JSONL written back repaired: blocks out of their lines, the chain kept whole.
+
+An unanswered `tool_use` block leaves the assistant line that holds it (an assistant message
+streams one line per block, all with one `message.id`, so the block may be on any of them);
+an orphan or duplicate `tool_result` block leaves its user line. A line left with no content
+goes, and the lines that named it as `parentUuid` (or `logicalParentUuid`) name its parent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessionctx import changes as ch
+from sessionctx.records import ReadResult
+from sessionctx.repair.common import delete_members, dig, last, remove_unreadable
+from sessionctx.repair.edits import REMOVED_EMPTY, Fix, Lines
+from sessionctx.repair.links import LinkKeys, Links
+from sessionctx.repair.notes import NoteMaker
+from sessionctx.repair.wanted import Wanted
+
+KEYS = LinkKeys("uuid", "parentUuid", ("logicalParentUuid",))
+CONTENT = ("message", "content")
+
+
+def _blocks(obj: dict[str, Any] | None) -> list[Any]:
+    content = dig(obj, CONTENT)
+    return content if isinstance(content, list) else []
+
+
+def _group(lines: Lines, n: int) -> list[int]:
+    """The lines of the assistant message that starts at line `n` (one per streamed block)."""
+    mid = dig(lines.obj(n), ("message", "id"))
+    if not isinstance(mid, str):
+        return [n]
+    return [m for m in lines.numbers() if m >= n and (o := lines.obj(m)) is not None
+            and o.get("type") == "assistant" and not o.get("isSidechain")
+            and dig(o, ("message", "id")) == mid]
+
+
+def _matches(block: Any, btype: str, key: str, call_id: str | None) -> bool:
+    if not isinstance(block, dict) or block.get("type") != btype:
+        return False
+    value = block.get(key)
+    return value == call_id if call_id is not None else not isinstance(value, str)
+
+
+def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | None
+         ) -> list[Fix]:
+    fixes = remove_unreadable(lines, result.problems)
+    cut: dict[int, set[int]] = {}  # line -> content indexes to take out
+    for (n, call_id), changes in wanted.unpaired.items():
+        group = _group(lines, n)
+        held = [(m, i, b) for m in group for i, b in enumerate(_blocks(lines.obj(m)))
+                if _matches(b, "tool_use", "id", call_id)]
+        distinct: list[Any] = []  # a later streamed line may repeat a block already held
+        for _, _, block in held:
+            if block not in distinct:
+                distinct.append(block)
+        gone = last(distinct, len(changes))
+        for m, i, block in held:
+            if block in gone:
+                cut.setdefault(m, set()).add(i)
+                fixes.append(Fix(ch.DROPPED_UNPAIRED_CALL, changes[0].reason, line=m,
+                                 detail={"tool_call_id": call_id,
+                                         "name": block.get("name")}))
+        if notes is not None and gone:
+            notes.after(group[-1], changes)
+    for (n, call_id), changes in wanted.results.items():
+        held_at = [i for i, b in enumerate(_blocks(lines.obj(n)))
+                   if _matches(b, "tool_result", "tool_use_id", call_id)]
+        for i, change in zip(last(held_at, len(changes)), changes, strict=False):
+            cut.setdefault(n, set()).add(i)
+            fixes.append(Fix(change.kind, change.reason, line=n,
+                             detail={"tool_call_id": call_id}))
+    for m, indexes in sorted(cut.items()):
+        delete_members(lines, m, CONTENT, sorted(indexes))
+        if not _blocks(lines.obj(m)):
+            lines.remove(m)
+            fixes.append(Fix(REMOVED_EMPTY, "nothing is left on the line", line=m,
+                             action="removed"))
+    for n, change in wanted.empty.items():
+        for m in _group(lines, n):
+            if m not in lines.removed:
+                lines.remove(m)
+                fixes.append(Fix(REMOVED_EMPTY, change.reason, line=m, action="removed"))
+    if notes is not None:
+        fixes.extend(notes.write(lines, KEYS))
+    fixes.extend(Links(lines, lines.removed, KEYS).relink())
+    return fixes

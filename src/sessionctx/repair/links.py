@@ -1,0 +1,90 @@
+"""Parent links of tree-shaped sessions: an entry taken out leaves no child hanging.
+
+Claude Code chains its lines by `uuid`/`parentUuid`, pi its entries by `id`/`parentId`. When a
+line goes, every line that named it as parent names its parent instead, so the chain from the
+last entry still reaches the root. A line that cannot be decoded is read for its two ids as
+text, so the children of a torn line are re-attached too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sessionctx.repair import spans
+from sessionctx.repair.edits import RELINKED, Fix, Lines
+
+
+@dataclass(frozen=True, slots=True)
+class LinkKeys:
+    id: str
+    parent: str
+    others: tuple[str, ...] = ()  # other fields that point at a parent by id
+
+
+def _text_field(text: bytes, key: str) -> str | None:
+    match = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*"([^"\\]*)"', text)
+    if match is None:
+        return None
+    try:
+        return match.group(1).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def ids_of(lines: Lines, n: int, keys: LinkKeys) -> tuple[str | None, str | None]:
+    """The line's own id and its parent's, from its object or, when unreadable, its text."""
+    obj = lines.obj(n)
+    if obj is not None:
+        own, parent = obj.get(keys.id), obj.get(keys.parent)
+        return (own if isinstance(own, str) else None,
+                parent if isinstance(parent, str) else None)
+    text = lines.original[n - 1]
+    return _text_field(text, keys.id), _text_field(text, keys.parent)
+
+
+class Links:
+    """The parent each removed line had, and the nearest ancestor of an id that stays."""
+
+    def __init__(self, lines: Lines, removed: Iterable[int], keys: LinkKeys) -> None:
+        self.lines, self.keys = lines, keys
+        self.parent_of: dict[str, str | None] = {}
+        for n in removed:
+            own, parent = ids_of(lines, n, keys)
+            if own is not None:
+                self.parent_of[own] = parent
+
+    def surviving(self, uid: str | None) -> str | None:
+        seen: set[str] = set()
+        current = uid
+        while current is not None and current in self.parent_of and current not in seen:
+            seen.add(current)
+            current = self.parent_of[current]
+        return current
+
+    def point(self, n: int, key: str, new: str | None, why: str) -> Fix:
+        """Set line `n`'s link `key` to `new`."""
+        obj = self.lines.obj(n) or {}
+        old = obj.get(key)
+        self.lines.put(n, spans.replace(self.lines.text(n), [key], new))
+        return Fix(RELINKED, why, line=n, detail={"field": key, "from": old, "to": new})
+
+    def children(self, uid: str) -> list[int]:
+        """The kept lines that name `uid` as their parent."""
+        return [n for n in self.lines.kept() if (o := self.lines.obj(n)) is not None
+                and o.get(self.keys.parent) == uid]
+
+    def relink(self) -> list[Fix]:
+        """Point the children of removed lines at the nearest ancestor that stays."""
+        fixes = []
+        for n in list(self.lines.kept()):
+            for key in (self.keys.parent, *self.keys.others):
+                obj = self.lines.obj(n)
+                old = obj.get(key) if obj is not None else None
+                if not isinstance(old, str) or old not in self.parent_of:
+                    continue
+                new = self.surviving(old)
+                fixes.append(self.point(n, key, new, f"its {key} {old} was taken out; now "
+                                        f"{new if new is not None else 'null (a root)'}"))
+        return fixes

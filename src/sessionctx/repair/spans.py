@@ -1,0 +1,130 @@
+"""Byte spans of values inside a JSON text, so an edit rewrites only the bytes it changes.
+
+A repair removes one block from a line or one item from a document and points a parent link
+elsewhere; everything else, whitespace and key order and number spelling included, stays as
+the agent wrote it. Paths are keys and array indexes from the top value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+Path = Sequence[str | int]
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SCALAR = re.compile(rb"-?[0-9][0-9eE+\-.]*|true|false|null")
+_SPACE = re.compile(rb"[ \t\r\n]*")
+
+
+class SpanError(ValueError):
+    """The text is not the JSON the path expects."""
+
+
+def _ws(text: bytes, pos: int) -> int:
+    match = _SPACE.match(text, pos)
+    return match.end() if match else pos
+
+
+def value_end(text: bytes, pos: int) -> int:
+    """Where the JSON value starting at `pos` (no leading space) ends."""
+    head = text[pos:pos + 1]
+    if head == b'"':
+        match = _STRING.match(text, pos)
+        if match is None:
+            raise SpanError(f"unterminated string at byte {pos}")
+        return match.end()
+    if head in (b"{", b"["):
+        return _container(text, pos)[1]
+    match = _SCALAR.match(text, pos)
+    if match is None or match.end() == pos:
+        raise SpanError(f"no JSON value at byte {pos}")
+    return match.end()
+
+
+def _container(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int]], int]:
+    """The members of the object or array at `pos` as (key or index, start, end), and its end."""
+    close = b"}" if text[pos:pos + 1] == b"{" else b"]"
+    members: list[tuple[Any, int, int]] = []
+    i = _ws(text, pos + 1)
+    if text[i:i + 1] == close:
+        return members, i + 1
+    while True:
+        key: Any = len(members)
+        if close == b"}":
+            match = _STRING.match(text, i)
+            if match is None:
+                raise SpanError(f"expected a key at byte {i}")
+            key = json.loads(match.group())
+            i = _ws(text, match.end())
+            if text[i:i + 1] != b":":
+                raise SpanError(f"expected ':' at byte {i}")
+            i = _ws(text, i + 1)
+        end = value_end(text, i)
+        members.append((key, i, end))
+        i = _ws(text, end)
+        sep = text[i:i + 1]
+        if sep == close:
+            return members, i + 1
+        if sep != b",":
+            raise SpanError(f"expected ',' or {close.decode()!r} at byte {i}")
+        i = _ws(text, i + 1)
+
+
+def members(text: bytes, path: Path = ()) -> list[tuple[Any, int, int]]:
+    """The members of the container at `path`."""
+    start, _ = span(text, path)
+    if text[start:start + 1] not in (b"{", b"["):
+        raise SpanError(f"the value at {list(path)} is not an object or array")
+    return _container(text, start)[0]
+
+
+def span(text: bytes, path: Path = ()) -> tuple[int, int]:
+    """The byte span of the value at `path`."""
+    start = _ws(text, 0)
+    end = value_end(text, start)
+    for step in path:
+        if text[start:start + 1] not in (b"{", b"["):
+            raise SpanError(f"no {step!r} in the scalar at byte {start}")
+        found = next(((s, e) for key, s, e in _container(text, start)[0] if key == step), None)
+        if found is None:
+            raise SpanError(f"no {step!r} in the value at byte {start}")
+        start, end = found
+    return start, end
+
+
+def replace(text: bytes, path: Path, value: Any) -> bytes:
+    """`text` with the value at `path` replaced by `value`, written as the agents write JSON."""
+    start, end = span(text, path)
+    return text[:start] + encode(value) + text[end:]
+
+
+def delete(text: bytes, path: Path, index: int) -> bytes:
+    """`text` without member `index` of the array at `path`, and the comma that joined it."""
+    items = members(text, path)
+    _, start, end = items[index]
+    if len(items) == 1:
+        container_start, container_end = span(text, path)
+        return text[:container_start + 1] + text[container_end - 1:]
+    if index + 1 < len(items):
+        return text[:start] + text[items[index + 1][1]:]
+    return text[:items[index - 1][2]] + text[end:]
+
+
+def insert_after(text: bytes, path: Path, index: int, item: bytes) -> bytes:
+    """`text` with `item` (encoded JSON) placed after member `index` of the array at `path`,
+    with the same separator the array uses between its members."""
+    items = members(text, path)
+    _, _, end = items[index]
+    sep = b", " if len(items) < 2 else text[items[0][2]:items[1][1]]
+    return text[:end] + sep + item + text[end:]
+
+
+def encode(value: Any) -> bytes:
+    """JSON as Node's JSON.stringify writes it: no spaces, non-ASCII text as it is."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: only an escape can carry it
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
