@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup example test lint bench
+.PHONY: setup example test lint bench test-clone
 
 $(BIN)/sessionctx: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,3 +24,9 @@ lint: setup
 
 test: lint
 	$(BIN)/pytest
+
+# The committed tree, cloned where no ../shared sits beside it, passes on its own.
+test-clone:
+	tmp="$$(mktemp -d)" && trap 'rm -rf "$$tmp"' EXIT && \
+	git clone --quiet . "$$tmp/sessionctx" && test ! -e "$$tmp/shared" && \
+	$(MAKE) -C "$$tmp/sessionctx" test

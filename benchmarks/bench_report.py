@@ -2,9 +2,10 @@
 
 1. `sessionctx report FILE -o OUT` over `sessionctx build FILE` on the same synthetic ~100 MB
    session, whole processes (goal <= 2.0).
-2. In headless Chromium: time to first contentful paint of that report over a page of the same
-   size holding only static text (goal <= 1.5). The report's own mark (its first rows drawn) is
-   printed beside it.
+2. In headless Chromium: time until the report's first screen of records is painted (its own
+   mark, set in the frame after the first rows are drawn) over the first contentful paint of a
+   page of the same size holding only static text (goal <= 1.5). The report's own first
+   contentful paint (its header) is printed beside it.
 
 Run: .venv/bin/python benchmarks/bench_report.py [--mb 100] [--rounds 3]
 Needs Debian's chromium (or SESSIONCTX_CHROMIUM) for the second figure.
@@ -64,6 +65,7 @@ def first_paint(browser: object, path: Path) -> tuple[float, float | None]:
     page = context.new_page()
     page.goto(path.as_uri(), wait_until="commit", timeout=600_000)
     page.wait_for_load_state("load", timeout=600_000)
+    page.wait_for_timeout(200)  # the mark is set a frame after the first rows
     fcp = page.evaluate(
         "performance.getEntriesByName('first-contentful-paint').map(e => e.startTime)[0]")
     mark = page.evaluate(
@@ -110,10 +112,11 @@ def main() -> None:
                     marks.append(mark)
                 theirs.append(first_paint(browser, static)[0])
             browser.close()
-        o, t = statistics.median(ours), statistics.median(theirs)
-        print(f"first paint, report / static page of the same size (goal <= 1.5): {o / t:.2f}"
-              f"   [report {o:.0f} ms, static {t:.0f} ms; report's first rows drawn at "
-              f"{statistics.median(marks) if marks else float('nan'):.0f} ms]")
+        o, t = statistics.median(marks), statistics.median(theirs)
+        print(f"first screen, report / static page of the same size (goal <= 1.5): {o / t:.2f}"
+              f"   [report's first rows painted at {o:.0f} ms, static page's first paint "
+              f"{t:.0f} ms; report's first contentful paint (header) "
+              f"{statistics.median(ours):.0f} ms]")
 
 
 if __name__ == "__main__":

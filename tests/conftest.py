@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,8 @@ from sessionctx.records import Record, records_from_objects
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("SESSIONCTX_SHARED", ROOT.parent / "shared"))
-FIXTURES = SHARED / "fixtures"
+# Real transcripts travel with the project (licences and origins in fixtures/SOURCES.md).
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture

@@ -48,6 +48,39 @@ def test_build_json_contract():
     assert data["messages"][0]["role"] == "user"
 
 
+def test_json_is_one_compact_line_and_pretty_indents_the_same_document(tmp_path: Path):
+    # a real process runs the program as installed: no cyclic collector, bytes to stdout
+    session = tmp_path / "s.jsonl"
+    session.write_text(json.dumps({"role": "user", "content": "ünïcode ✓", "score": 1e308})
+                       + "\n" + '{"role": "assistant", "content": "ok", "x": NaN}\n')
+    compact = subprocess.run([sys.executable, "-m", "sessionctx", "build", str(session),
+                              "--json"], capture_output=True, check=True).stdout
+    pretty = subprocess.run([sys.executable, "-m", "sessionctx", "build", str(session),
+                             "--json", "--pretty"], capture_output=True, check=True).stdout
+    assert compact.endswith(b"\n") and compact.count(b"\n") == 1
+    assert "ünïcode ✓".encode() in compact  # UTF-8, not \u escapes
+    assert pretty.startswith(b'{\n  "messages": [\n')
+    assert json.loads(pretty) == json.loads(compact)
+    assert json.loads(compact)["messages"][0]["content"] == "ünïcode ✓"
+    body = run("build", EXAMPLE, "--provider", "anthropic", "--placeholder-tools",
+               "--pretty").output
+    assert body.startswith('{\n  "messages"') and json.loads(body)["messages"]
+
+
+def test_a_plain_build_imports_no_provider_importer_store_or_compaction_module():
+    script = ("import sys\nfrom sessionctx.cli import main\n"
+              f"main(['build', {EXAMPLE!r}], standalone_mode=False)\n"
+              "print(' '.join(m for m in sys.modules if m.startswith('sessionctx')))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.split("\n")[-2].split()
+    assert "sessionctx.context" in out and "sessionctx.records" in out
+    unused = [m for m in out if m.startswith(("sessionctx.store", "sessionctx.compaction",
+                                              "sessionctx.providers.", "sessionctx.importers."))
+              and m not in ("sessionctx.providers.capabilities", "sessionctx.importers.common",
+                            "sessionctx.importers.detect")]
+    assert unused == []
+
+
 def test_build_text_and_display_view():
     res = run("build", EXAMPLE)
     assert res.exit_code == 0 and "pending call" in res.output and "patch-1" in res.output

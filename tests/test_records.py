@@ -9,6 +9,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sessionctx import records as r
 from sessionctx.records import read_bytes, read_path, select_branch
 
@@ -141,3 +144,68 @@ def test_odd_values_where_names_are_expected_are_reported_not_raised():
     assert res.records[-1].kind == r.MESSAGE
     assert [x.kind for x in res.records[:2]] == [r.INVALID, r.INVALID]
     assert len(res.problems) >= 4
+
+
+def _walk_reference(records: list[r.Record]) -> list[int]:
+    """Positions on the branch of the last tree entry, by the leaf-to-root walk."""
+    nodes = [x for x in records if "parentId" in x.data and isinstance(x.data.get("id"), str)]
+    if not nodes:
+        return list(range(len(records)))
+    by_id = {x.data["id"]: x for x in nodes}
+    on_path: set[str] = set()
+    current = nodes[-1].data["id"]
+    while isinstance(current, str) and current in by_id and current not in on_path:
+        on_path.add(current)
+        current = by_id[current].data.get("parentId")
+    return [i for i, x in enumerate(records)
+            if not ("parentId" in x.data and isinstance(x.data.get("id"), str))
+            or x.data["id"] in on_path]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["chain", "root", "back", "dup", "header", "plain"]),
+                          st.integers(0, 30)), max_size=30))
+def test_select_branch_with_or_without_the_chain_pass_agrees_with_the_walk(
+        steps: list[tuple[str, int]]) -> None:
+    # mostly linear chains (the one-pass case), with roots, branches back to an earlier entry,
+    # repeated ids, headers and plain records mixed in (the index case)
+    objects: list[dict[str, Any]] = []
+    ids: list[str] = []
+    for step, k in steps:
+        if step == "header":
+            objects.append({"type": "session", "id": f"h{k}"})
+            continue
+        if step == "plain":
+            objects.append({"role": "user", "content": "x"})
+            continue
+        parent = None if step == "root" or not ids else \
+            ids[-1] if step == "chain" else ids[k % len(ids)]
+        node = ids[k % len(ids)] if step == "dup" and ids else f"n{len(objects)}"
+        ids.append(node)
+        objects.append({"type": "message", "id": node, "parentId": parent,
+                        "message": {"role": "user", "content": node}})
+    records = r.records_from_objects(objects)
+    kept, off = select_branch(records)
+    expected = _walk_reference(records)
+    assert [records.index(x) for x in kept] == expected
+    assert len(kept) + len(off) == len(records)
+
+
+_BLOCKS = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.one_of(st.text(max_size=3),
+                                                                      st.integers())}),
+    st.fixed_dictionaries({"type": st.sampled_from(["toolCall", "tool_use", "image"]),
+                           "id": st.one_of(st.just("c1"), st.integers()),
+                           "name": st.one_of(st.just("bash"), st.none())}),
+    st.fixed_dictionaries({"type": st.one_of(st.none(), st.integers(), st.lists(st.none()))}),
+    st.just("loose text"), st.integers())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["user", "assistant", "toolResult"]),
+       st.one_of(st.lists(_BLOCKS, max_size=4), st.text(max_size=2), st.none(), st.integers()))
+def test_message_problem_reads_common_content_inline_with_the_same_verdict(
+        role: str, content: Any) -> None:
+    message = {"role": role, "content": content}
+    full = r._content_problem(content, role == "assistant", "content", True)
+    assert r.message_problem(message) == full

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessionctx.context import BuildOptions, build_context
 from sessionctx.inputs import read_input
 from sessionctx.records import select_branch
-from sessionctx.report import page_model, report_html
+from sessionctx.report import page_model, report_page
 from sessionctx.report.model import diff_blocks
 from tests.browser import browser, open_page, rows_shown, serious_violations, wait_until
 from tests.conftest import assistant, call, recs, result, text, user
@@ -26,8 +28,8 @@ def _report(path: Path, out: Path, options: BuildOptions | None = None) -> Path:
     read = read_input(str(path))
     records, off = select_branch(read.records)
     ctx = build_context(records, options)
-    out.write_text(report_html(records, ctx, label=path.name, fmt="claude-code",
-                               problems=read.problems, off_branch=off), "utf-8")
+    out.write_bytes(report_page(records, ctx, label=path.name, fmt="claude-code",
+                                problems=read.problems, off_branch=off))
     return out
 
 
@@ -96,7 +98,7 @@ def test_page_embeds_each_image_once_and_no_text_can_close_its_script() -> None:
     records = recs(user("</script><script>document.title='owned'</script>", ), assistant(
         call("b1", "browser_use")), result("b1", "page", "browser_use", shot),
         assistant(call("b2", "browser_use")), result("b2", "page", "browser_use", dict(shot)))
-    html = report_html(records, build_context(records), label="x")
+    html = report_page(records, build_context(records), label="x").decode()
     assert html.count(data) == 0  # only the thumbnail, once
     assert html.count('"$img":0') >= 2
     assert "</script><script>document.title" not in html
@@ -106,7 +108,7 @@ def test_report_of_nothing_readable_still_renders(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text("{not json\n")
     read = read_input(str(path))
-    html = report_html([], build_context([]), label="bad", problems=read.problems)
+    html = report_page([], build_context([]), label="bad", problems=read.problems).decode()
     assert "unreadable" in html
 
 
@@ -213,7 +215,7 @@ def test_a_long_session_renders_lazily(chromium: Any, tmp_path: Path) -> None:
             objects.append(result(f"c{i}", f"output {i}"))
     records = recs(*objects)
     out = tmp_path / "long.html"
-    out.write_text(report_html(records, build_context(records), label="long"))
+    out.write_bytes(report_page(records, build_context(records), label="long"))
     page = open_page(chromium, out.as_uri()).page
     shown = page.locator("#list article.row").count()
     assert 0 < shown < 1000
@@ -245,6 +247,13 @@ def test_report_command_writes_an_owner_only_page_with_the_provider_turns(
     turn = row.locator("section.provider").inner_text()
     assert "openai-responses turn" in turn and "Perfect! You want" in turn
     assert DANGLING not in turn  # the dropped call never reaches the body
+    assert page.locator("#violations").is_hidden()  # the built body passes the validator
+    res = CliRunner().invoke(main, ["report", str(fixtures / CLAUDE), "-o", str(out),
+                                    "--provider", "anthropic"])
+    assert res.exit_code == 0, res.output
+    page = open_page(chromium, out.as_uri()).page
+    refused = page.locator("#violations").inner_text()
+    assert "anthropic would refuse this body" in refused and "tool" in refused
 
 
 def test_report_command_errors_exit_2_without_a_traceback(tmp_path: Path) -> None:
@@ -286,3 +295,80 @@ def test_readme_report_command_runs_as_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "sessionctxReport.start()" in page
+
+
+def test_compactions_on_the_timeline_and_a_store_session(
+        chromium: Any, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sessionctx.cli import main
+    from sessionctx.store import open_store
+    from tests.store_helpers import checkpoint, msg
+
+    url = f"sqlite:///{tmp_path / 'sessions.db'}"
+    store = open_store(url)
+    store.append_many("s1", [msg(1), msg(2)])
+    cp = checkpoint(2, "Decisions: keep the parser\nmore lines")
+    store.append_checkpoint("s1", cp, expected_last_seq=2)
+    store.append_many("s1", [msg(4)])
+    store.close()
+    out = tmp_path / "store.html"
+    res = CliRunner().invoke(main, ["report", "--store", url, "--session", "s1", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    page = open_page(chromium, out.as_uri()).page
+    assert "session s1" in page.locator("h1").inner_text()
+    item = page.locator("#timeline li")
+    assert item.count() == 1
+    assert "applied" in item.inner_text() and "Decisions: keep the parser" in item.inner_text()
+    item.locator("a").click()
+    focused = page.evaluate("document.activeElement.id")
+    assert "seq 3" in page.locator(f"#{focused} h3").inner_text()
+    assert "checkpoint" in page.locator(f"#{focused} .cp").inner_text()
+
+
+def test_thumbnails_are_downscaled() -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    from sessionctx.report.thumbnails import THUMB_BOX, Thumbnails
+
+    buf = io.BytesIO()
+    Image.new("RGB", (3000, 2000), (10, 200, 30)).save(buf, "PNG")
+    thumbs = Thumbnails()
+    ref = thumbs.add(base64.b64encode(buf.getvalue()), "image/png")
+    item = thumbs.items[ref]
+    assert (item["w"], item["h"]) == (3000, 2000)
+    small = Image.open(io.BytesIO(base64.b64decode(item["url"].split(",", 1)[1])))
+    assert small.width <= THUMB_BOX[0] and small.height <= THUMB_BOX[1]
+    broken = thumbs.add(base64.b64encode(b"\x89PNG not really"), "image/png")
+    assert thumbs.items[broken]["url"] is None
+    assert "could not be decoded" in thumbs.items[broken]["note"]
+
+
+# -- any input --------------------------------------------------------------------------------
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                     st.text(max_size=40), st.sampled_from(["</script>", "<!--", "\u2028",
+                                                            "\ud800", "A" * 2000]))
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+    st.sampled_from(["type", "role", "content", "text", "data", "id", "toolCallId", "name",
+                     "arguments", "message", "mimeType", "source", "raw", "importedFrom",
+                     "summary", "messages"]), inner, max_size=5), max_leaves=20)
+_records = st.lists(st.dictionaries(st.sampled_from(
+    ["role", "content", "type", "message", "toolCallId", "tool_calls", "kind", "summary",
+     "messages", "raw", "importedFrom"]), _values, max_size=5), max_size=8)
+
+
+@settings(max_examples=int(os.environ.get("SESSIONCTX_FUZZ_EXAMPLES", "60")), deadline=None)
+@given(_records)
+def test_any_records_give_a_page_whose_data_parses(objects: list[dict[str, Any]]) -> None:
+    import re
+
+    records = recs(*objects)
+    page = report_page(records, build_context(records), label="fuzz").decode("utf-8")
+    scripts = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
+    assert len(scripts) >= 3
+    for script in scripts:
+        json.loads(script)

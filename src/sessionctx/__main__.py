@@ -1,3 +1,3 @@
-from sessionctx.cli import main
+from sessionctx.cli import run
 
-main()
+run()

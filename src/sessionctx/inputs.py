@@ -12,7 +12,7 @@ from typing import Any
 
 from sessionctx.errors import BadArgument
 from sessionctx.gcpause import paused_gc
-from sessionctx.importers import IMPORTERS
+from sessionctx.importers import MODULES, importer
 from sessionctx.importers.detect import NATIVE, decode_document, detect
 from sessionctx.records import (
     UNKNOWN,
@@ -23,7 +23,7 @@ from sessionctx.records import (
     read_path,
 )
 
-FORMATS = ("auto", NATIVE, *IMPORTERS)
+FORMATS = ("auto", NATIVE, *MODULES)
 
 
 def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None) -> ReadResult:
@@ -65,7 +65,7 @@ def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
         if fmt == "auto" and _unrecognised(result):
             return _no_format(path, result)
         return result
-    result = IMPORTERS[chosen](raw, path, document, progress)
+    result = importer(chosen)(raw, path, document, progress)
     if fmt == "auto" and result.fatal:
         return _no_format(path, result)
     return result

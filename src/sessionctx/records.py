@@ -107,7 +107,11 @@ def message_view(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def classify(data: dict[str, Any]) -> tuple[str, str | None]:
     """The kind of a stored object, and for a rejected one the reason."""
-    view = message_view(data)
+    view = data
+    if data.get("type") == "message":  # message_view, inline: it runs for every record
+        inner = data.get("message")
+        if isinstance(inner, dict):
+            view = inner
     role = view.get("role")
     if not isinstance(role, str):
         if view is not data:
@@ -147,10 +151,12 @@ def make_record(data: dict[str, Any], source: Source) -> Record:
 
 def message_problem(message: Mapping[str, Any]) -> str | None:
     """Why a chat message cannot be used, or None. Only what would break reading is checked."""
-    problem = _content_problem(message.get("content"), message.get("role") == "assistant",
-                               "content", True)
-    if problem:
-        return problem
+    content = message.get("content")
+    if not _plain_blocks(content):
+        problem = _content_problem(content, message.get("role") == "assistant", "content",
+                                   True)
+        if problem:
+            return problem
     tool_calls = message.get("tool_calls")
     if tool_calls is not None:
         if not isinstance(tool_calls, list):
@@ -163,6 +169,27 @@ def message_problem(message: Mapping[str, Any]) -> str | None:
         if value is not None and not isinstance(value, str):
             return f"field '{key}' must be a string, got {_json_type(value)}"
     return None
+
+
+def _plain_blocks(content: Any) -> bool:
+    """Whether `content` is a list of well-formed blocks, in one quick walk: the common case,
+    which then needs no reasons; anything odd is left to `_content_problem` to describe."""
+    if type(content) is not list:
+        return False
+    for block in content:
+        if type(block) is not dict:
+            return False
+        btype = block.get("type")
+        ok = True
+        if btype == "text":
+            ok = type(block.get("text")) is str
+        elif type(btype) is not str:
+            ok = False
+        elif btype in CALL_BLOCK_TYPES:
+            ok = type(block.get("id", "")) is str and type(block.get("name", "")) is str
+        if not ok:
+            return False
+    return True
 
 
 def checkpoint_problem(view: Mapping[str, Any]) -> str | None:
@@ -494,10 +521,12 @@ def select_branch(records: list[Record], leaf: str | None = None
                   ) -> tuple[list[Record], list[Record]]:
     """The records on the path from the root to `leaf` (default: the last entry of the tree),
     and those left off it. Records that are not tree entries (a session header) stay."""
+    if leaf is None and _is_chain(records):
+        return records, []  # every entry is on the one branch
     nodes = [r for r in records if _is_node(r)]
     if not nodes:
         return records, []
-    by_id = {r.data["id"]: r for r in nodes}
+    by_id = id_index(nodes)
     if leaf is None:
         leaf = nodes[-1].data["id"]
     elif leaf not in by_id:
@@ -513,6 +542,31 @@ def select_branch(records: list[Record], leaf: str | None = None
     for r in records:
         (kept if not _is_node(r) or r.data["id"] in on_path else off).append(r)
     return kept, off
+
+
+def _is_chain(records: list[Record]) -> bool:
+    """Whether the tree entries form one linear branch: the first is a root, each other's
+    parent is the entry before it, and no id repeats. Most sessions are one; this one pass
+    then stands for the index and the walk."""
+    previous: str | None = None
+    seen: set[str] = set()
+    for r in records:
+        data = r.data
+        if "parentId" not in data:
+            continue
+        node_id = data.get("id")
+        if not isinstance(node_id, str):
+            continue
+        if data["parentId"] != previous or node_id in seen:
+            return False
+        seen.add(node_id)
+        previous = node_id
+    return True
+
+
+def id_index(records: Iterable[Record]) -> dict[str, Record]:
+    """Each record with a string id under that id; the last one wins a repeated id."""
+    return {r.data["id"]: r for r in records if isinstance(r.data.get("id"), str)}
 
 
 def records_from_objects(objects: Iterable[dict[str, Any]], *, first_seq: int | None = None

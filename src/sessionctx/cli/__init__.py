@@ -1,7 +1,8 @@
 """The `sessionctx` command, one module per group of commands.
 
 - `app`: the `main` group, the one place a library error (any `SessionctxError`) becomes
-  'sessionctx: MESSAGE' and exit 2 (`fail` for a command's own verdicts), JSON output.
+  'sessionctx: MESSAGE' and exit 2 (`fail` for a command's own verdicts), JSON output, and
+  `run`, the program itself, which does without the cyclic collector.
 - `loader`: the one way a command reads its session (`load`: PATH in any `--from` format or a
   store's `--session`, on the `--leaf` branch) or finds where to append (`open_target`).
 - `options`: the shared options, each group handed to a command as one value
@@ -23,7 +24,7 @@ from sessionctx.cli import (
     report_command,
     store_commands,
 )
-from sessionctx.cli.app import main
+from sessionctx.cli.app import main, run
 
 __all__ = ["compaction_commands", "context_commands", "main", "repair_commands",
-           "report_command", "store_commands"]
+           "report_command", "run", "store_commands"]

@@ -3,10 +3,12 @@ and the output helpers every command shares."""
 
 from __future__ import annotations
 
-import json
+import gc
+import sys
 from typing import IO, Any, Literal, NoReturn
 
 import click
+import msgspec
 
 from sessionctx.errors import SessionctxError
 from sessionctx.records import Problem
@@ -53,8 +55,29 @@ def main() -> None:
     """Turn a stored agent session into the context a model accepts, and explain every change."""
 
 
+PRETTY = "sessionctx.pretty"  # the click context's meta key `--pretty` sets
+
+
 def emit_json(obj: object) -> None:
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+    """One JSON document on stdout: compact, one line (for jq and other programs), or indented
+    with --pretty; UTF-8, and always valid JSON (a NaN or infinity is written as null)."""
+    data = msgspec.json.encode(obj)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().meta.get(PRETTY):
+        data = msgspec.json.format(data, indent=2)
+    sys.stdout.flush()  # text echoed before goes first
+    out = sys.stdout.buffer
+    out.write(data)
+    del data
+    out.write(b"\n")
+    out.flush()
+
+
+def run() -> None:
+    """The `sessionctx` program: one command, then exit. The heap it builds is dropped at exit,
+    so the cyclic collector, which would scan it again and again, does not run."""
+    gc.disable()
+    main()
 
 
 def warn_problems(problems: list[Problem]) -> None:

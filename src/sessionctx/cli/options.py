@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from sessionctx.cli.app import PRETTY
 from sessionctx.cli.loader import SessionSource
 from sessionctx.context import BuildOptions
 from sessionctx.inputs import FORMATS
@@ -136,9 +137,9 @@ def _load_tools(path: str) -> tuple[Tool, ...]:
 
 
 def _provider_names() -> tuple[str, ...]:
-    from sessionctx.providers import PROVIDERS
+    from sessionctx.providers.capabilities import PROVIDERS
 
-    return tuple(PROVIDERS)
+    return PROVIDERS
 
 
 provider_options = _gather(
@@ -168,7 +169,16 @@ provider_options = _gather(
                      help="Build the request body for this provider API.")])
 """--provider and what goes with it: the request body for one provider's API."""
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def _pretty(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.find_root().meta[PRETTY] = True
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--json, and --pretty to indent the JSON (compact, one line, by default)."""
+    f = click.option("--pretty", is_flag=True, expose_value=False, callback=_pretty,
+                     help="Indent the JSON output (it is compact by default).")(f)
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
 
 tokenizer_option = click.option(
     "--tokenizer", default="estimate", show_default=True, metavar="NAME",

@@ -38,27 +38,33 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
     every change in place with its reason, pending calls first. The page loads nothing from
     the network."""
     from sessionctx.cli.context_commands import _request
-    from sessionctx.report import report_html
+    from sessionctx.report import report_page
 
     loaded = load(source)
     warn_problems(loaded.problems)
     ctx = loaded.context(options)
     body = provider = None
     if request is not None:
+        from sessionctx.providers import validate
+
         req = _request(ctx, request)
-        body, provider = req.body, {"name": req.provider, "model": req.model}
+        body = req.body
+        provider = {"name": req.provider, "model": req.model,
+                    "violations": [v.to_json() for v in validate(body, req.provider,
+                                                                 req.model)]}
     fmt = None if source.fmt == "auto" else source.fmt
-    page = report_html(loaded.records, ctx, label=loaded.label, fmt=fmt,
+    page = report_page(loaded.records, ctx, label=loaded.label, fmt=fmt,
                        problems=loaded.problems, off_branch=loaded.off_branch, body=body,
                        provider=provider)
     target = output or default_output(source)
     if target == "-":
-        sys.stdout.write(page)
+        sys.stdout.buffer.write(page)
+        sys.stdout.flush()
         return
     from sessionctx.files import write_atomically
 
     try:
-        write_atomically(target, page.encode("utf-8"))
+        write_atomically(target, page)
     except OSError as exc:
         fail(f"cannot write {target}: {exc.strerror or exc}")
     click.echo(f"wrote {target} ({len(loaded.records)} records, {len(ctx.messages)} context "

@@ -1,24 +1,33 @@
 """Readers for other agents' histories: each turns a file's bytes into native records.
 
 Every importer keeps the source file and line (or array index) of each record, and the
-original object under `raw` wherever converting changed its shape.
+original object under `raw` wherever converting changed its shape. An importer's module is
+imported only when a file in its format is read.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
-from sessionctx.importers import claude_code, codex, gemini_cli, openai_chat, pi
 from sessionctx.records import Progress, ReadResult
 
 # (bytes, path, the file decoded as one JSON document or None, progress) -> records
 Importer = Callable[[bytes, "str | None", Any, "Progress | None"], ReadResult]
 
-IMPORTERS: dict[str, Importer] = {
-    "claude-code": claude_code.read,
-    "codex": codex.read,
-    "pi": pi.read,
-    "gemini-cli": gemini_cli.read,
-    "openai-chat": openai_chat.read,
+# format name: the module under sessionctx.importers whose `read` imports it
+MODULES: dict[str, str] = {
+    "claude-code": "claude_code",
+    "codex": "codex",
+    "pi": "pi",
+    "gemini-cli": "gemini_cli",
+    "openai-chat": "openai_chat",
 }
+
+
+def importer(fmt: str) -> Importer:
+    """The importer of format `fmt` (one of MODULES)."""
+    module = importlib.import_module(f"sessionctx.importers.{MODULES[fmt]}")
+    read: Importer = module.read
+    return read

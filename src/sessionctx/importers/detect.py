@@ -6,7 +6,6 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.importers import gemini_cli, openai_chat
 from sessionctx.importers.common import is_in
 from sessionctx.messages import MODEL_ROLES
 
@@ -71,6 +70,8 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
 
 
 def _detect_document(document: Any) -> str:
+    from sessionctx.importers import gemini_cli, openai_chat  # only a JSON document needs them
+
     if isinstance(document, dict):
         if document.get("type") == "xopc_session_transcript":
             return NATIVE

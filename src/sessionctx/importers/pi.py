@@ -23,6 +23,7 @@ from sessionctx.records import (
     Progress,
     ReadResult,
     Record,
+    id_index,
     make_record,
     read_bytes,
 )
@@ -45,12 +46,14 @@ def read(raw: bytes, path: str | None, document: Any = None,
     result = read_bytes(raw, path, progress=progress)
     if result.fatal:
         return result
-    by_id = {r.data["id"]: r for r in result.records if isinstance(r.data.get("id"), str)}
+    by_id: dict[str, Record] | None = None  # built only for a compaction that needs it
     out: list[Record] = []
     for position, record in enumerate(result.records):
         rtype = record.data.get("type")
         if rtype == "compaction" and record.kind == CHECKPOINT and record.problem is not None:
             if "firstKeptEntryId" in record.data:
+                if by_id is None:
+                    by_id = id_index(result.records)
                 out.append(_checkpoint(record, _branch_before(record, by_id)))
             elif isinstance(record.data.get("firstKeptEntryIndex"), int):
                 # v1 files: an index into the file's entries, the header included

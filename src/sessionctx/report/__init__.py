@@ -7,26 +7,30 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sessionctx.context import Context
+from sessionctx.gcpause import paused_gc
 from sessionctx.records import Problem, Record
 from sessionctx.report.model import Page, header, page_model
 from sessionctx.report.page import render
 from sessionctx.report.turns import turns_of_messages
 
-__all__ = ["Page", "page_model", "render", "report_html"]
+__all__ = ["Page", "page_model", "render", "report_page"]
 
 
-def report_html(records: Sequence[Record], ctx: Context, *, label: str,
+def report_page(records: Sequence[Record], ctx: Context, *, label: str,
                 fmt: str | None = None, problems: Iterable[Problem] = (),
                 off_branch: Iterable[Record] = (), body: dict[str, Any] | None = None,
-                provider: dict[str, str] | None = None) -> str:
+                provider: dict[str, Any] | None = None) -> bytes:
     """The page for a session already read and built; with a provider `body` built from `ctx`,
-    a fourth column shows the body's turn each record went into. Pure: writes nothing."""
-    page = page_model(records, ctx, problems=problems, off_branch=off_branch)
-    page.meta = header(records, ctx, page, label=label, fmt=fmt)
-    if body is not None:
-        page.meta["provider"] = provider or {"name": "provider", "model": ""}
-        page.turns, into = turns_of_messages(ctx.messages, body)
-        for row in page.rows:
-            if row["cx"]:
-                row["pv"] = sorted({k for entry in row["cx"] for k in into[entry["j"]]})
-    return render(page)
+    a fourth column shows the body's turn each record went into (`provider`: its name, model
+    and the validator's violations, listed in the header). Pure: the page's UTF-8
+    bytes, nothing written."""
+    with paused_gc():  # the rows are a large acyclic tree over the records, like a context
+        page = page_model(records, ctx, problems=problems, off_branch=off_branch)
+        page.meta = header(records, ctx, page, label=label, fmt=fmt)
+        if body is not None:
+            page.meta["provider"] = provider or {"name": "provider", "model": ""}
+            page.turns, into = turns_of_messages(ctx.messages, body)
+            for row in page.rows:
+                if row["cx"]:
+                    row["pv"] = sorted({k for entry in row["cx"] for k in into[entry["j"]]})
+        return render(page)

@@ -16,7 +16,14 @@ from sessionctx import changes as ch
 from sessionctx.changes import Change, Source
 from sessionctx.context import Context, display_messages, is_displayed
 from sessionctx.messages import Message
-from sessionctx.records import CHECKPOINT, EXTENSION_MESSAGE, MESSAGE, Problem, Record
+from sessionctx.records import (
+    CHECKPOINT,
+    EXTENSION_MESSAGE,
+    MESSAGE,
+    Problem,
+    Record,
+    message_view,
+)
 
 Key = tuple[int | None, int | None, int | None]
 
@@ -46,19 +53,16 @@ def _position(source: Source) -> tuple[int, int]:
     return (0, 0)
 
 
-def stored_of(record: Record) -> tuple[Any, Any]:
+def stored_of(data: dict[str, Any], view: dict[str, Any]) -> tuple[Any, Any]:
     """What was stored for a record, and how the page finds the record's own fields in it.
 
     An imported record keeps its source object(s) under `raw`: that is what the agent wrote,
     and its converted fields go beside it. A native record is itself what was stored; a pi
     entry wraps its message under `message`.
     """
-    data = record.data
     if "importedFrom" in data and "raw" in data:
-        return data["raw"], record.view
-    if record.view is not data:
-        return data, "message"
-    return data, SAME
+        return data["raw"], view
+    return data, SAME if view is data else "message"
 
 
 def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Problem] = (),
@@ -91,16 +95,18 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
         row_of.setdefault(k, len(rows))
         targets = to_context.get(k, empty)
         mine = by_key.get(k, empty)
-        if item.kind == MESSAGE and not mine and len(targets) == 1 and \
-                messages[targets[0]] is item.view and src.part is None:
-            # the common row: a message that reaches the model as it was stored
-            stored, view_ref = stored_of(item)
-            role = item.view.get("role")
-            rows.append({"s": src.label(), "k": MESSAGE,
-                         "r": role if isinstance(role, str) else None, "sh": 1,
-                         "st": stored, "vw": view_ref, "cs": mine,
-                         "cx": [{"j": targets[0], "m": SAME}]})
-            continue
+        if item.kind == MESSAGE and not mine and len(targets) == 1:
+            data = item.data
+            view = message_view(data)
+            if messages[targets[0]] is view:
+                # the common row: a message that reaches the model as it was stored
+                role = view.get("role")
+                stored, view_ref = stored_of(data, view)
+                rows.append({"s": src.label(), "k": MESSAGE,
+                             "r": role if isinstance(role, str) else None, "sh": 1,
+                             "st": stored, "vw": view_ref, "cs": mine,
+                             "cx": [{"j": targets[0], "m": SAME}]})
+                continue
         rows.append(_row(item, ctx, targets, mine, changes, added))
 
     return Page(
@@ -139,8 +145,8 @@ def _change(change: Change, row_of: Mapping[Key, int]) -> dict[str, Any]:
 
 def _row(record: Record, ctx: Context, targets: list[int], mine: list[int],
          changes: Sequence[Change], added: set[int]) -> dict[str, Any]:
-    stored, view_ref = stored_of(record)
     view = record.view
+    stored, view_ref = stored_of(record.data, view)
     role = view.get("role")
     row: dict[str, Any] = {
         "s": record.source.label(), "k": record.kind,
@@ -258,7 +264,7 @@ def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
     tokens: dict[int, int] = {}
     for r in records:
         if r.kind == MESSAGE:
-            view = r.view
+            view = message_view(r.data)
             tokens[id(view)] = estimate_message(view)
     before = sum(tokens.values())
     after = 0

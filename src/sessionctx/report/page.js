@@ -476,6 +476,15 @@ var sessionctxReport = (function () {
       lab.appendChild(document.createTextNode(k + " (" + m.kinds[k] + ")"));
       kinds.appendChild(lab);
     });
+    var found = m.provider && m.provider.violations;
+    if (found && found.length) {
+      var box = $("violations");
+      box.hidden = false;
+      box.appendChild(el("strong", null, m.provider.name + " would refuse this body: " + found.length + " rule(s) broken"));
+      var vl = el("ul");
+      found.forEach(function (v) { vl.appendChild(el("li", null, v.path + ": " + v.message)); });
+      box.appendChild(vl);
+    }
     if (m.provider) {
       document.documentElement.style.setProperty("--cols", "4");
       $("colheads").appendChild(el("span", null, "Provider body (" + m.provider.name + ")"));
@@ -520,7 +529,8 @@ var sessionctxReport = (function () {
     for (var i = 0; i < head.meta.rows; i++) visible.push(i);
     renderMore(BATCH);
     renderChanges(true);
-    performance.mark("sessionctx-first-render");
+    // marked once the frame holding the first rows has been painted
+    requestAnimationFrame(function () { setTimeout(function () { performance.mark("sessionctx-first-render"); }, 0); });
     var timer = null;
     $("q").addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(applyFilters, 200); });
     $("role").addEventListener("change", applyFilters);

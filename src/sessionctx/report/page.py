@@ -20,7 +20,9 @@ from sessionctx.report.model import Page
 from sessionctx.report.thumbnails import Thumbnails, sniff_base64
 
 CHUNK_ROWS = 200
-_BLOB = re.compile(rb'"(data:(image/[A-Za-z0-9.+-]+);base64,)?([A-Za-z0-9+/]{1024,}={0,2})"')
+# the lookahead lets the engine give up on most strings at their first character
+_BLOB = re.compile(
+    rb'"(?=[A-Za-z0-9+/d])(data:(image/[A-Za-z0-9.+-]+);base64,)?([A-Za-z0-9+/]{1024,}={0,2})"')
 _encoder = msgspec.json.Encoder()
 
 
@@ -67,8 +69,8 @@ def chunks(page: Page, thumbnails: Thumbnails) -> Iterator[bytes]:
         yield _script_json(_BLOB.sub(blobs, encoded))
 
 
-def render(page: Page) -> str:
-    """The whole page. Pure: the same page model gives the same bytes."""
+def render(page: Page) -> bytes:
+    """The whole page, UTF-8. Pure: the same page model gives the same bytes."""
     thumbnails = Thumbnails()
     row_chunks = list(chunks(page, thumbnails))
     turns = _script_json(_BLOB.sub(_Blobs(thumbnails), _encode(page.turns)))
@@ -79,26 +81,25 @@ def render(page: Page) -> str:
                                  "pending": page.pending}))
     images = _script_json(_encode(thumbnails.items))
     title = html.escape(f"sessionctx report: {meta.get('label', '')}")
+    start = b"<script>sessionctxReport.start();</script>\n"
     parts = [
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n",
-        f"<title>{title}</title>\n<style>\n{_asset('page.css')}</style>\n</head>\n<body>\n",
-        _asset("page.html"),
-        f"<script>\n{_asset('page.js')}</script>\n",
-        '<script type="application/json" id="sx-head">', head.decode("utf-8"), "</script>\n",
-        '<script type="application/json" id="sx-images">', images.decode("utf-8"),
-        "</script>\n",
-        '<script type="application/json" id="sx-turns">', turns.decode("utf-8"), "</script>\n",
+        "img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
+        f"<title>{title}</title>\n<style>\n{_asset('page.css')}</style>\n</head>\n<body>\n"
+        f"{_asset('page.html')}<script>\n{_asset('page.js')}</script>\n".encode(
+            "utf-8", "replace"),
+        b'<script type="application/json" id="sx-head">', head, b"</script>\n",
+        b'<script type="application/json" id="sx-images">', images, b"</script>\n",
+        b'<script type="application/json" id="sx-turns">', turns, b"</script>\n",
     ]
     for i, chunk in enumerate(row_chunks):
-        parts.append(f'<script type="application/json" class="sx-rows" data-chunk="{i}">')
-        parts.append(chunk.decode("utf-8"))
-        parts.append("</script>\n")
+        parts += [b'<script type="application/json" class="sx-rows" data-chunk="%d">' % i,
+                  chunk, b"</script>\n"]
         if i == 0:
-            parts.append("<script>sessionctxReport.start();</script>\n")
+            parts.append(start)
     if not row_chunks:
-        parts.append("<script>sessionctxReport.start();</script>\n")
-    parts.append("<script>sessionctxReport.loaded();</script>\n</body>\n</html>\n")
-    return "".join(parts)
+        parts.append(start)
+    parts.append(b"<script>sessionctxReport.loaded();</script>\n</body>\n</html>\n")
+    return b"".join(parts)
