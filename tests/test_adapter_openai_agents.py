@@ -172,3 +172,33 @@ def test_a_postgres_store_serves_the_session(stub: Stub) -> None:
         conninfo, schema = split_url(url)
         with psycopg.connect(conninfo, autocommit=True) as db:
             db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def test_a_session_compacted_by_sessionctx_reads_from_its_checkpoint(
+        stub: Stub, tmp_path: Path) -> None:
+    from sessionctx.compaction.checkpoint import Settings, compact
+    from sessionctx.compaction.store_target import StoreTarget
+    from tests.test_compaction_checkpoint import summarizer, write_summarizer
+
+    session = SessionctxSession("s6", _store_url(tmp_path))
+    history: list[Any] = []
+    for t in range(4):
+        history += [
+            {"role": "user", "content": f"turn {t}: edit /srv/app/mod{t}.py"},
+            {"type": "function_call", "call_id": f"call_{t}", "name": "bash",
+             "arguments": f'{{"cmd": "sed -i s/a/b/ mod{t}.py"}}'},
+            {"type": "function_call_output", "call_id": f"call_{t}",
+             "output": f"edited mod{t}.py"},
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": f"turn {t} done", "annotations": []}]}]
+    _run(session.add_items(history))
+    written = compact(StoreTarget(session.store, "s6"), summarizer(write_summarizer(tmp_path)),
+                      Settings(keep_turns=1, keep_tokens=0))
+    assert "items" not in written.record  # messages only, as `sessionctx compact` writes them
+    items = _run(session.get_items())
+    assert "edit /srv/app/mod0.py" not in str(items)
+    kinds = [i.get("type") for i in items]
+    assert kinds[-4:] == ["message", "function_call", "function_call_output", "message"]
+    assert items[-3]["call_id"] == items[-2]["call_id"]
+    result = _run(Runner.run(_agent(stub), "next?", session=session))
+    assert result.final_output.startswith("answer") and not stub.rejected

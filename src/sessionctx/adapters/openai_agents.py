@@ -145,21 +145,21 @@ class _Originals:
 
     def __init__(self, by_seq: dict[int | None, Record]) -> None:
         self._by_seq = by_seq
-        self._checkpoint_items: dict[int, list[ri.Item]] = {}
+        self._checkpoint_items: dict[int, list[list[ri.Item]]] = {}
 
-    def __call__(self, source: Source) -> tuple[ri.Item, Message] | None:
+    def __call__(self, source: Source) -> tuple[list[ri.Item], Message] | None:
         record = self._by_seq.get(source.seq)
         if record is None:
             return None
         if source.part is None:
             raw = record.data.get("raw")
             item = raw if isinstance(raw, dict) else None
-            return (item, record.view) if item is not None else _converted(record.view)
+            return ([item] if item is not None else _rendered(record.view)), record.view
         messages = record.view["messages"]
         items = self._items_of(record)
         return items[source.part], messages[source.part]
 
-    def _items_of(self, record: Record) -> list[ri.Item]:
+    def _items_of(self, record: Record) -> list[list[ri.Item]]:
         """A checkpoint's items: those it holds, or its messages rendered as Responses items
         when another writer (`sessionctx compact`) made it."""
         seq = record.source.seq or 0
@@ -167,22 +167,18 @@ class _Originals:
             stored = record.data.get("items")
             messages = record.view["messages"]
             if isinstance(stored, list) and len(stored) == len(messages):
-                self._checkpoint_items[seq] = stored
+                self._checkpoint_items[seq] = [[item] for item in stored]
             else:
                 self._checkpoint_items[seq] = [_rendered(m) for m in messages]
         return self._checkpoint_items[seq]
 
 
-def _rendered(message: Message) -> ri.Item:
-    """One native message as one Responses item, by the provider renderer; a message that
-    renders to several items (text and calls) keeps its first."""
+def _rendered(message: Message) -> list[ri.Item]:
+    """A native message as the Responses items the provider renderer makes of it (an
+    assistant message with text and calls gives several)."""
     body = build_from_messages([message], None, "openai-responses", repair=False).body
     items: list[ri.Item] = body["input"]
-    return items[0] if items else {"type": "message", "role": "user", "content": ""}
-
-
-def _converted(message: Message) -> tuple[ri.Item, Message]:
-    return _rendered(message), message
+    return items
 
 
 def _checkpoint(items: list[ri.Item], last: int, why: str, popped: ri.Item | None
@@ -227,11 +223,11 @@ class RepairModelInput:
             return model_data
         natives = folded.natives
 
-        def original(source: Source) -> tuple[ri.Item, Message] | None:
+        def original(source: Source) -> tuple[list[ri.Item], Message] | None:
             index = source.index
             if index is None:
                 return None
-            return ri.as_item(items[index]), natives[index][0][1]
+            return [ri.as_item(items[index])], natives[index][0][1]
 
         repaired, _, dropped = ri.items_of(folded.context, original)
         changes = folded.changes + dropped

@@ -151,12 +151,13 @@ def _list(value: Any) -> list[Any]:
 
 # -- the context -> items -------------------------------------------------------------------------
 
-def items_of(context: Context, original: Callable[[Source], tuple[Item, Message] | None]
+def items_of(context: Context, original: Callable[[Source], tuple[list[Item], Message] | None]
              ) -> tuple[list[Item], list[Source], list[Change]]:
     """The context as items, with each item's source, and the changes this step made.
 
-    `original(source)` gives the stored item and its native message for a context message's
-    source; an unchanged message gives that very item back. Reasoning left without the item
+    `original(source)` gives the stored items (one, or several for a message a foreign
+    checkpoint holds) and the native message for a context message's source; an unchanged
+    message gives those very items back. Reasoning left without the item
     that followed it (a call that was cut) is dropped, as the API refuses it.
     """
     notes = {c.message_index for c in context.changes if c.kind == ch.INTERRUPTED_NOTE_ADDED}
@@ -171,8 +172,13 @@ def items_of(context: Context, original: Callable[[Source], tuple[Item, Message]
             found = original(source)
             if found is None:
                 continue
-            item, native = found
-            items.append(item if message is native else _changed(item, message))
+            stored, native = found
+            if message is native:
+                items.extend(stored)
+            else:
+                items.extend(_changed(item, message) for item in stored)
+            sources.extend(source for _ in stored)
+            continue
         sources.append(source)
     return _without_lone_reasoning(items, sources)
 
