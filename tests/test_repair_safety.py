@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import sessionctx.repair as repair_module
+import sessionctx.writeback as repair_module
 from sessionctx.errors import SessionChanged
-from sessionctx.repair import RepairError, repair
+from sessionctx.writeback import RepairError, repair
 from tests.repair_helpers import run
 from tests.test_repair_formats import CLAUDE, PI
 
@@ -103,7 +103,7 @@ def test_unreadable_and_unsupported_inputs_exit_2(tmp_path: Path) -> None:
 
 _KILLER = """
 import sys
-from sessionctx.repair import repair
+from sessionctx.writeback import repair
 repair(sys.argv[1], backup=sys.argv[2])
 """
 

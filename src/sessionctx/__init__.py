@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         select_branch,
     )
     from sessionctx.store import open_store
+    from sessionctx.writeback import repair
 
 _HOMES = {
     "Change": "changes", "Source": "changes",
@@ -38,6 +39,7 @@ _HOMES = {
     "Problem": "records", "ReadResult": "records", "Record": "records",
     "read_bytes": "records", "read_path": "records", "select_branch": "records",
     "open_store": "store",
+    "repair": "writeback",
 }
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "open_store",
     "read_bytes",
     "read_path",
+    "repair",
     "select_branch",
 ]
 

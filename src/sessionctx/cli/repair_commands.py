@@ -46,7 +46,7 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
         raise click.UsageError("--store needs --session ID")
     if source.path == "-":
         raise click.BadParameter("repair rewrites a file; stdin cannot be", param_hint="PATH")
-    from sessionctx.repair import repair as run_repair
+    from sessionctx.writeback import repair as run_repair
 
     path = source.path
     backup: str | bool = False if no_backup else (backup_path or True)
@@ -83,7 +83,7 @@ def _repair_store(source: SessionSource, note_unpaired: bool, dry_run: bool,
                   as_json: bool) -> None:
     from sessionctx.compaction.target import SessionChanged
     from sessionctx.render import format_change
-    from sessionctx.repair.store import repair_session
+    from sessionctx.writeback.store import repair_session
 
     try:
         done = repair_session(open_target(source), note_unpaired=note_unpaired,

@@ -17,9 +17,9 @@ from typing import Any
 from sessionctx import changes as ch
 from sessionctx.changes import Change
 from sessionctx.context import interrupted_note
-from sessionctx.repair import spans
-from sessionctx.repair.edits import Fix, Lines
-from sessionctx.repair.links import LinkKeys, Links, ids_of
+from sessionctx.writeback import spans
+from sessionctx.writeback.edits import Fix, Lines
+from sessionctx.writeback.links import LinkKeys, Links, ids_of
 
 # (the line the note follows, its parent id or None, the note's text) -> (note, its own id)
 Builder = Callable[[dict[str, Any], "str | None", str], "tuple[dict[str, Any], str | None]"]
@@ -42,8 +42,11 @@ def pi_note(anchor: dict[str, Any], parent: str | None, text: str
             ) -> tuple[dict[str, Any], str | None]:
     message = {"role": "user", "content": [{"type": "text", "text": text}],
                "timestamp": int(datetime.now(UTC).timestamp() * 1000)}
-    if "id" not in anchor:  # sessionctx's own records: a bare message
+    if anchor.get("type") != "message":  # sessionctx's own records: a bare message
         return message, None
+    if "id" not in anchor:  # a version 1 pi file: entries in file order, no ids
+        return {"type": "message", "timestamp": anchor.get("timestamp", _now()),
+                "message": message}, None
     own = secrets.token_hex(4)
     return {"type": "message", "id": own, "parentId": parent,
             "timestamp": anchor.get("timestamp", _now()), "message": message}, own

@@ -13,12 +13,12 @@ from typing import Any
 
 from sessionctx.messages import calls, has_substance
 from sessionctx.records import ReadResult, message_view
-from sessionctx.repair import spans
-from sessionctx.repair.common import delete_members, last, remove_result_lines, remove_unreadable
-from sessionctx.repair.edits import RELINKED, REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
-from sessionctx.repair.links import LinkKeys, Links
-from sessionctx.repair.notes import NoteMaker
-from sessionctx.repair.wanted import Wanted
+from sessionctx.writeback import spans
+from sessionctx.writeback.common import delete_members, last, remove_result_lines, remove_unreadable
+from sessionctx.writeback.edits import RELINKED, REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
+from sessionctx.writeback.links import LinkKeys, Links
+from sessionctx.writeback.notes import NoteMaker
+from sessionctx.writeback.wanted import Wanted
 
 KEYS = LinkKeys("id", "parentId")
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from sessionctx.records import Problem
-from sessionctx.repair import spans
-from sessionctx.repair.edits import REMOVED_UNREADABLE, Fix, Lines
-from sessionctx.repair.wanted import Wanted
+from sessionctx.writeback import spans
+from sessionctx.writeback.edits import REMOVED_UNREADABLE, Fix, Lines
+from sessionctx.writeback.wanted import Wanted
 
 T = TypeVar("T")
 

@@ -13,9 +13,9 @@ from sessionctx.context import Context, PendingCall, build_context
 from sessionctx.errors import SessionctxError
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
-from sessionctx.repair import claude_code, codex, native, notes
-from sessionctx.repair.edits import Fix, Lines
-from sessionctx.repair.wanted import Wanted, wanted
+from sessionctx.writeback import claude_code, codex, native, notes
+from sessionctx.writeback.edits import Fix, Lines
+from sessionctx.writeback.wanted import Wanted, wanted
 
 Planner = Callable[[Lines, ReadResult, Wanted, "notes.NoteMaker | None"], list[Fix]]
 

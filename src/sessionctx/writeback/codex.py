@@ -10,10 +10,10 @@ from typing import Any
 
 from sessionctx.importers.codex import ITEM_TYPES, native_call_id
 from sessionctx.records import ReadResult
-from sessionctx.repair.common import last, remove_result_lines, remove_unreadable
-from sessionctx.repair.edits import Fix, Lines
-from sessionctx.repair.notes import NoteMaker
-from sessionctx.repair.wanted import Wanted
+from sessionctx.writeback.common import last, remove_result_lines, remove_unreadable
+from sessionctx.writeback.edits import Fix, Lines
+from sessionctx.writeback.notes import NoteMaker
+from sessionctx.writeback.wanted import Wanted
 
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _TURN = frozenset({"reasoning", *_CALLS})  # items that keep an assistant turn open

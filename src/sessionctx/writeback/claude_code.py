@@ -12,11 +12,11 @@ from typing import Any
 
 from sessionctx import changes as ch
 from sessionctx.records import ReadResult
-from sessionctx.repair.common import delete_members, dig, last, remove_unreadable
-from sessionctx.repair.edits import REMOVED_EMPTY, Fix, Lines
-from sessionctx.repair.links import LinkKeys, Links
-from sessionctx.repair.notes import NoteMaker
-from sessionctx.repair.wanted import Wanted
+from sessionctx.writeback.common import delete_members, dig, last, remove_unreadable
+from sessionctx.writeback.edits import REMOVED_EMPTY, Fix, Lines
+from sessionctx.writeback.links import LinkKeys, Links
+from sessionctx.writeback.notes import NoteMaker
+from sessionctx.writeback.wanted import Wanted
 
 KEYS = LinkKeys("uuid", "parentUuid", ("logicalParentUuid",))
 CONTENT = ("message", "content")

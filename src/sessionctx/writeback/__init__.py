@@ -16,8 +16,8 @@ from typing import Any
 from sessionctx.context import PendingCall
 from sessionctx.errors import SessionChanged
 from sessionctx.files import create_new, write_atomically
-from sessionctx.repair.edits import Fix, unified_diff
-from sessionctx.repair.plan import Plan, RepairError, plan_repair
+from sessionctx.writeback.edits import Fix, unified_diff
+from sessionctx.writeback.plan import Plan, RepairError, plan_repair
 
 __all__ = [
     "Fix",

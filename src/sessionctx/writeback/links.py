@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sessionctx.repair import spans
-from sessionctx.repair.edits import RELINKED, Fix, Lines
+from sessionctx.writeback import spans
+from sessionctx.writeback.edits import RELINKED, Fix, Lines
 
 
 @dataclass(frozen=True, slots=True)
