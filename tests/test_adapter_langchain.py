@@ -23,9 +23,8 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import tool
 
-from sessionctx import changes as ch
 from sessionctx.adapters.langchain import SessionctxChatHistory, SessionctxMiddleware
-from sessionctx.changes import Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.screenshots import OMITTED_NOTE
 from tests.stub_servers import chat_problem
 
@@ -91,7 +90,7 @@ def test_the_agent_fails_without_the_middleware_and_runs_with_it() -> None:
     sent = model.received[0]
     assert [m.id for m in sent] == ["h1", "h2"]  # the empty call message and the orphan went
     kinds = [c.kind for c in got]
-    assert ch.DROPPED_UNPAIRED_CALL in kinds and ch.DROPPED_ORPHAN_RESULT in kinds
+    assert ChangeKind.DROPPED_UNPAIRED_CALL in kinds and ChangeKind.DROPPED_ORPHAN_RESULT in kinds
 
 
 def test_a_real_tool_loop_passes_through_untouched_and_keeps_the_objects() -> None:
@@ -154,7 +153,8 @@ def test_the_chat_history_stores_everything_and_reads_it_repaired(store_url: str
     history.add_messages([SystemMessage("be brief"), *_broken_history()])
     assert [m.id for m in history.messages] == [None, "h1", "h2"]
     assert isinstance(history.messages[0], SystemMessage)
-    assert {c.kind for c in got} >= {ch.DROPPED_UNPAIRED_CALL, ch.DROPPED_ORPHAN_RESULT}
+    assert {c.kind for c in got} >= {ChangeKind.DROPPED_UNPAIRED_CALL,
+                                     ChangeKind.DROPPED_ORPHAN_RESULT}
     stored = history.store.records("chat-1")
     assert len(stored) == 5
     history.add_ai_message("It is up.")

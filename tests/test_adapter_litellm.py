@@ -14,9 +14,8 @@ pytest.importorskip("litellm")
 import litellm
 from litellm.exceptions import BadRequestError
 
-from sessionctx import changes as ch
 from sessionctx.adapters.litellm import SessionctxLogger
-from sessionctx.changes import Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.screenshots import OMITTED_NOTE
 from tests.stub_servers import Stub, serve
 
@@ -69,7 +68,7 @@ def test_a_call_without_result_fails_alone_and_goes_out_repaired_with_the_logger
     assert sent[2] == {"role": "assistant", "content": "Rotating now."}
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
     assert messages == _broken()  # the caller's list is never modified
-    assert [c.kind for c in got] == [ch.DROPPED_UNPAIRED_CALL]
+    assert [c.kind for c in got] == [ChangeKind.DROPPED_UNPAIRED_CALL]
     assert got[0].detail["tool_call_id"] == "call_LOST"
 
 

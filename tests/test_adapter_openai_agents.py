@@ -17,9 +17,8 @@ import openai
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool, set_tracing_disabled
 from agents.models.openai_responses import OpenAIResponsesModel
 
-from sessionctx import changes as ch
 from sessionctx.adapters.openai_agents import RepairModelInput, SessionctxSession
-from sessionctx.changes import Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.store import open_store
 from tests.stub_servers import Stub, serve
 
@@ -71,7 +70,7 @@ def test_the_4827_history_fails_without_the_adapter_and_runs_with_it(
     sent = stub.bodies[-1]["input"]
     assert not [i for i in sent if i.get("type") == "function_call_output"]
     assert sent[0] == ORPHAN_HISTORY[0] and sent[1] == ORPHAN_HISTORY[2]
-    assert [c.kind for c in got if c.is_repair] == [ch.DROPPED_ORPHAN_RESULT]
+    assert [c.kind for c in got if c.is_repair] == [ChangeKind.DROPPED_ORPHAN_RESULT]
     result = _run(Runner.run(_agent(stub), "and now?", session=session))
     assert result.final_output.startswith("answer")
     records = session.store.records("s1")
@@ -93,8 +92,8 @@ def test_a_call_whose_output_was_never_written_is_left_out_and_reported(
     sent = stub.bodies[-1]["input"]
     assert [i.get("type") for i in sent if i.get("type") in ("reasoning", "function_call")] == []
     kinds = [c.kind for c in got]
-    assert ch.DROPPED_UNPAIRED_CALL in kinds and ch.DROPPED_LONE_REASONING in kinds
-    pending = next(c for c in got if c.kind == ch.DROPPED_UNPAIRED_CALL)
+    assert ChangeKind.DROPPED_UNPAIRED_CALL in kinds and ChangeKind.DROPPED_LONE_REASONING in kinds
+    pending = next(c for c in got if c.kind == ChangeKind.DROPPED_UNPAIRED_CALL)
     assert pending.detail["tool_call_id"] == "call_LOST"
 
 
@@ -149,7 +148,7 @@ def test_the_input_filter_repairs_a_session_the_adapter_does_not_own(
     config = RunConfig(call_model_input_filter=RepairModelInput(on_changes=got.extend))
     result = _run(Runner.run(_agent(stub), "is it up?", session=plain, run_config=config))
     assert result.final_output.startswith("answer")
-    assert [c.kind for c in got if c.is_repair] == [ch.DROPPED_ORPHAN_RESULT]
+    assert [c.kind for c in got if c.is_repair] == [ChangeKind.DROPPED_ORPHAN_RESULT]
 
 
 @pytest.mark.skipif(not os.environ.get("SESSIONCTX_TEST_POSTGRES"),

@@ -24,9 +24,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from sessionctx import changes as ch
 from sessionctx.adapters.pydantic_ai import SessionctxHistory, history_capability
-from sessionctx.changes import Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.screenshots import OMITTED_NOTE
 
 PNG = BinaryImage(data=b"\x89PNG\r\n\x1a\n" + b"0" * 16, media_type="image/png")
@@ -84,8 +83,8 @@ def test_the_model_gets_no_invented_result_and_the_call_is_reported_pending() ->
     assert thinking is history[1].parts[0]
     assert (thinking.signature, thinking.provider_details) == ("sig-1", {"redacted": False})
     kinds = [c.kind for c in got]
-    assert ch.DROPPED_UNPAIRED_CALL in kinds and ch.DROPPED_INVENTED_RESULT in kinds
-    pending = [c for c in got if c.kind == ch.DROPPED_UNPAIRED_CALL]
+    assert ChangeKind.DROPPED_UNPAIRED_CALL in kinds and ChangeKind.DROPPED_INVENTED_RESULT in kinds
+    pending = [c for c in got if c.kind == ChangeKind.DROPPED_UNPAIRED_CALL]
     assert pending[0].detail["tool_call_id"] == "call_1"
 
 
@@ -151,4 +150,4 @@ def test_nothing_before_the_latest_compaction_is_sent_and_its_orphans_go() -> No
     assert "old task" not in texts and "continue" in texts and "and now?" in texts
     assert not [p for p in parts if isinstance(p, ToolReturnPart | ToolCallPart)]
     kinds = [c.kind for c in got]
-    assert ch.CHECKPOINT_APPLIED in kinds and ch.DROPPED_ORPHAN_RESULT in kinds
+    assert ChangeKind.CHECKPOINT_APPLIED in kinds and ChangeKind.DROPPED_ORPHAN_RESULT in kinds

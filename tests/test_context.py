@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionctx import changes as ch
+from sessionctx.changes import ChangeKind
 from sessionctx.context import (
     BuildOptions,
     ContextBuilder,
@@ -40,8 +40,8 @@ def test_article_example_keeps_paired_drops_unpaired_and_the_stop_row():
     assert [m["role"] for m in ctx.messages] == ["assistant", "toolResult"]
     assert ctx.messages[0]["content"][1]["id"] == "test-1"
     assert [(p.id, p.name) for p in ctx.pending_calls] == [("patch-1", "edit")]
-    assert kinds(ctx) == [ch.DROPPED_UNPAIRED_CALL, ch.DROPPED_EMPTY_MESSAGE,
-                          ch.SKIPPED_CONTEXT_ROW]
+    assert kinds(ctx) == [ChangeKind.DROPPED_UNPAIRED_CALL, ChangeKind.DROPPED_EMPTY_MESSAGE,
+                          ChangeKind.SKIPPED_CONTEXT_ROW]
     assert ctx.changes[0].record is not None and ctx.changes[0].record.index == 1
 
 
@@ -52,7 +52,7 @@ def test_text_paired_and_unpaired_call_in_one_message():
     kept = ctx.messages[1]
     assert [b.get("id") or b.get("text") for b in kept["content"]] == ["two things", "a"]
     assert len(original["content"]) == 3, "the stored record is never modified"
-    unpaired = [c for c in ctx.changes if c.kind == ch.DROPPED_UNPAIRED_CALL]
+    unpaired = [c for c in ctx.changes if c.kind == ChangeKind.DROPPED_UNPAIRED_CALL]
     assert len(unpaired) == 1 and unpaired[0].message_index == 1
     assert unpaired[0].detail["tool_call_id"] == "b"
 
@@ -60,15 +60,15 @@ def test_text_paired_and_unpaired_call_in_one_message():
 def test_orphan_result_is_dropped():
     ctx = build_context(recs(user("hi"), result("ghost")))
     assert [m["role"] for m in ctx.messages] == ["user"]
-    assert kinds(ctx) == [ch.DROPPED_ORPHAN_RESULT]
+    assert kinds(ctx) == [ChangeKind.DROPPED_ORPHAN_RESULT]
     assert "no earlier call" in ctx.changes[0].reason
 
 
 def test_result_before_its_call_pairs_with_nothing():
     ctx = build_context(recs(result("x"), assistant(call("x"))))
     assert ctx.messages == []
-    assert kinds(ctx) == [ch.DROPPED_ORPHAN_RESULT, ch.DROPPED_UNPAIRED_CALL,
-                          ch.DROPPED_EMPTY_MESSAGE]
+    assert kinds(ctx) == [ChangeKind.DROPPED_ORPHAN_RESULT, ChangeKind.DROPPED_UNPAIRED_CALL,
+                          ChangeKind.DROPPED_EMPTY_MESSAGE]
 
 
 def test_result_before_call_then_a_real_result_pairs():
@@ -80,7 +80,7 @@ def test_result_before_call_then_a_real_result_pairs():
 def test_second_result_for_one_call_is_dropped():
     ctx = build_context(recs(assistant(call("x")), result("x", "one"), result("x", "two")))
     assert len(ctx.messages) == 2
-    assert kinds(ctx) == [ch.DROPPED_DUPLICATE_RESULT]
+    assert kinds(ctx) == [ChangeKind.DROPPED_DUPLICATE_RESULT]
 
 
 def test_duplicate_call_ids_each_need_their_own_result():
@@ -93,7 +93,7 @@ def test_assistant_message_left_empty_is_dropped():
     ctx = build_context(recs(user("q"), assistant(), assistant(text("  ")),
                              {"role": "assistant", "content": "", "stopReason": "aborted"}))
     assert [m["role"] for m in ctx.messages] == ["user"]
-    assert kinds(ctx) == [ch.DROPPED_EMPTY_MESSAGE] * 3
+    assert kinds(ctx) == [ChangeKind.DROPPED_EMPTY_MESSAGE] * 3
     assert all("no content" in c.reason for c in ctx.changes)
 
 
@@ -117,7 +117,7 @@ def test_display_false_hides_from_display_but_reaches_model():
 
 def test_empty_extension_message_is_reported_not_sent():
     ctx = build_context(recs({"role": "custom", "customType": "x", "content": []}))
-    assert ctx.messages == [] and kinds(ctx) == [ch.EXTENSION_MESSAGE_EMPTY]
+    assert ctx.messages == [] and kinds(ctx) == [ChangeKind.EXTENSION_MESSAGE_EMPTY]
 
 
 def test_local_commands_included_and_excluded():
@@ -134,7 +134,7 @@ def test_local_commands_included_and_excluded():
     assert texts[0] == "<local_shell>\n$ ls\nexit=0\noutput:\na\nb\n</local_shell>"
     assert texts[1] == ("<local_shell>\n$ sleep 9\nexit=? signal=SIGINT\noutput:\npartial\n"
                         "[output truncated]\n</local_shell>")
-    assert kinds(ctx).count(ch.LOCAL_COMMAND_EXCLUDED) == 3
+    assert kinds(ctx).count(ChangeKind.LOCAL_COMMAND_EXCLUDED) == 3
     assert all(m["role"] == "user" for m in ctx.messages)
 
 
@@ -150,7 +150,7 @@ def test_checkpoint_replaces_what_came_before():
     ))
     assert [m["content"][0]["text"] for m in ctx.messages] == ["summary of earlier", "kept",
                                                                "new"]
-    applied = [c for c in ctx.changes if c.kind == ch.CHECKPOINT_APPLIED]
+    applied = [c for c in ctx.changes if c.kind == ChangeKind.CHECKPOINT_APPLIED]
     assert applied and applied[0].detail["replaced_messages"] == 2
     assert ctx.sources[1].part == 1 and ctx.sources[1].index == 2
 
@@ -168,7 +168,7 @@ def test_malformed_checkpoint_is_ignored_and_reported():
                 "tokensBefore": 9}
     ctx = build_context(recs(user("a"), bad, pi_style, user("b")))
     assert [m["content"][0]["text"] for m in ctx.messages] == ["a", "b"]
-    invalid = [c for c in ctx.changes if c.kind == ch.CHECKPOINT_INVALID]
+    invalid = [c for c in ctx.changes if c.kind == ChangeKind.CHECKPOINT_INVALID]
     assert len(invalid) == 2 and "baseSeq" in invalid[0].reason
     assert all(c.is_repair for c in invalid)
 
@@ -176,7 +176,7 @@ def test_malformed_checkpoint_is_ignored_and_reported():
 def test_checkpoint_with_a_wrong_type_field_is_malformed():
     bad = checkpoint(user("x"), tokensAfter="100")
     ctx = build_context(recs(user("a"), bad))
-    assert [c.kind for c in ctx.changes] == [ch.CHECKPOINT_INVALID]
+    assert [c.kind for c in ctx.changes] == [ChangeKind.CHECKPOINT_INVALID]
 
 
 def test_checkpoint_messages_pair_with_later_results():
@@ -197,8 +197,9 @@ def test_summaries_metadata_and_state_never_reach_the_model():
     )
     ctx = build_context(records)
     assert [m["content"][0]["text"] for m in ctx.messages] == ["only me"]
-    assert kinds(ctx) == [ch.SKIPPED_SUMMARY, ch.SKIPPED_SUMMARY, ch.SKIPPED_EXTENSION_STATE,
-                          *[ch.SKIPPED_METADATA] * 4, ch.SKIPPED_UNKNOWN]
+    assert kinds(ctx) == [ChangeKind.SKIPPED_SUMMARY, ChangeKind.SKIPPED_SUMMARY,
+                          ChangeKind.SKIPPED_EXTENSION_STATE,
+                          *[ChangeKind.SKIPPED_METADATA] * 4, ChangeKind.SKIPPED_UNKNOWN]
     assert [m.get("role") for m in display_messages(records)] == [
         "compactionSummary", "branchSummary", "user"]
 
@@ -225,7 +226,7 @@ def test_only_latest_browser_result_keeps_its_images():
     assert [b.get("data") for b in results[2]["content"]] == [None, "img2-0", "img2-1"]
     assert results[3]["content"][1]["data"] == "other", "other tools' images untouched"
     assert ctx.messages[0]["content"][1]["data"] == "user-img", "user images untouched"
-    omitted = [c for c in ctx.changes if c.kind == ch.SCREENSHOT_OMITTED]
+    omitted = [c for c in ctx.changes if c.kind == ChangeKind.SCREENSHOT_OMITTED]
     assert [c.detail["images"] for c in omitted] == [2, 2]
     assert records[2].view["content"][1]["type"] == "image", "records untouched"
 
@@ -243,9 +244,9 @@ def test_keep_screenshots_and_browser_tool_options():
     images = [m["content"][1]["type"] for m in keep2.messages if m["role"] == "toolResult"]
     assert images == ["text", "image", "image"]
     renamed = build_context(recs(*history), BuildOptions(browser_tools=frozenset({"web"})))
-    assert not [c for c in renamed.changes if c.kind == ch.SCREENSHOT_OMITTED]
+    assert not [c for c in renamed.changes if c.kind == ChangeKind.SCREENSHOT_OMITTED]
     none = build_context(recs(*history), BuildOptions(keep_screenshots=0))
-    assert len([c for c in none.changes if c.kind == ch.SCREENSHOT_OMITTED]) == 3
+    assert len([c for c in none.changes if c.kind == ChangeKind.SCREENSHOT_OMITTED]) == 3
 
 
 def test_tolerated_variants_pair():
@@ -285,7 +286,7 @@ def test_note_unpaired_is_factual_and_after_the_results():
     body = note["content"][0]["text"]
     assert "edit (id b)" in body and "unknown" in body
     assert "failed" not in body and "succeeded" not in body
-    assert ch.INTERRUPTED_NOTE_ADDED in kinds(noted)
+    assert ChangeKind.INTERRUPTED_NOTE_ADDED in kinds(noted)
 
 
 def test_note_when_whole_message_was_dropped():

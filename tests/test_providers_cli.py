@@ -154,3 +154,25 @@ def test_the_bundled_example_builds_with_its_tool_definitions() -> None:
     body = json.loads(out.output)
     assert [t["name"] for t in body["tools"]] == ["bash", "edit"]
     assert validate(body, "anthropic") == []
+
+
+def test_thinking_and_prefill_options(tmp_path: Path) -> None:
+    path = session(tmp_path, user("list the states"))
+    out = CliRunner().invoke(main, ["build", path, "--provider", "anthropic", "--model",
+                                    "claude-sonnet-4-5", "--prefill", "[", "--thinking", "off"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["messages"][-1] == {
+        "role": "assistant", "content": [{"type": "text", "text": "["}]}
+    refused = CliRunner().invoke(main, ["build", path, "--provider", "anthropic", "--prefill",
+                                        "["])
+    assert refused.exit_code == 2
+    assert "does not support assistant message prefill" in refused.output
+    elsewhere = CliRunner().invoke(main, ["build", path, "--provider", "gemini", "--thinking",
+                                          "on"])
+    assert elsewhere.exit_code == 2 and "applies to Anthropic" in elsewhere.output
+    loop = session(tmp_path, user("go"), assistant(call("c1")), result("c1"))
+    checked = CliRunner().invoke(main, ["check", loop, "--provider", "anthropic",
+                                        "--placeholder-tools", "--thinking", "on", "--json"])
+    data = json.loads(checked.output)
+    assert data["provider"]["violations"] == []
+    assert "tool_loop_as_text" in {c["kind"] for c in data["provider"]["changes"]}

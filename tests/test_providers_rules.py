@@ -625,7 +625,8 @@ def test_model_picks_the_capability_row() -> None:
     # a cross-region inference profile id picks its model's row
     for model in ("us.anthropic.claude-opus-4-8", "eu.anthropic.claude-sonnet-4-5",
                   "global.anthropic.claude-opus-4-8", "apac.anthropic.claude-3-7-sonnet"):
-        assert capability("bedrock", model)[0].family == "anthropic.claude", model
+        assert capability("bedrock", model)[0].family.startswith("anthropic.claude"), model
+    assert capability("bedrock", "apac.anthropic.claude-3-7-sonnet")[0].prefill
     assert capability("bedrock", "meta.llama3-70b-instruct-v1:0")[0].family == ""
     assert capability("openai-chat")[0].id_max_len == 40
     with pytest.raises(ValueError, match="unknown provider"):

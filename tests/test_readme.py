@@ -34,3 +34,15 @@ def test_readme_library_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
         exec(compile(code, str(README), "exec"), namespace)  # the README's own code
     assert namespace["written"].record["type"] == "compaction"  # type: ignore[attr-defined]
     assert session.stat().st_size > before
+
+
+def test_readme_lists_every_change_kind_with_its_step_and_whether_it_repairs():
+    from sessionctx.changes import ChangeKind
+
+    text = README.read_text()
+    section = text[text.index("### Change kinds"):]
+    section = section[:section.index("\n## ")]
+    rows = re.findall(r"^\| `([a-z_]+)` \| (core|provider|repair) \| (yes|no) \|", section, re.M)
+    listed = {kind: (step, repair == "yes") for kind, step, repair in rows}
+    assert len(rows) == len(listed)
+    assert listed == {k.value: (k.step, k.is_repair) for k in ChangeKind}

@@ -7,6 +7,7 @@ index or a store seq), so a person can find it in the stored history.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import msgspec
@@ -49,42 +50,94 @@ class Source:
         return where if self.part is None else f"{where} message {self.part}"
 
 
-# Kinds of change. Repairs are changes that mean the history could not be sent as stored;
-# the others are the normal reading of a history (metadata never reaches the model).
-SKIPPED_CONTEXT_ROW = "skipped_context_row"
-SKIPPED_EXTENSION_STATE = "skipped_extension_state"
-SKIPPED_SUMMARY = "skipped_summary"
-SKIPPED_METADATA = "skipped_metadata"
-SKIPPED_UNKNOWN = "skipped_unknown_record"
-SKIPPED_INVALID = "skipped_invalid_record"
-OFF_BRANCH = "skipped_off_branch"
-CHECKPOINT_APPLIED = "checkpoint_applied"
-CHECKPOINT_INVALID = "checkpoint_invalid"
-LOCAL_COMMAND_RENDERED = "local_command_rendered"
-LOCAL_COMMAND_EXCLUDED = "local_command_excluded"
-EXTENSION_MESSAGE_CONVERTED = "extension_message_converted"
-EXTENSION_MESSAGE_EMPTY = "extension_message_empty"
-DROPPED_UNPAIRED_CALL = "dropped_unpaired_call"
-DROPPED_ORPHAN_RESULT = "dropped_orphan_result"
-DROPPED_DUPLICATE_RESULT = "dropped_duplicate_result"
-DROPPED_EMPTY_MESSAGE = "dropped_empty_message"
-SCREENSHOT_OMITTED = "screenshot_omitted"
-INTERRUPTED_NOTE_ADDED = "interrupted_note_added"
-DROPPED_INVENTED_RESULT = "dropped_invented_result"  # a result a framework made up, not a tool
-DROPPED_LONE_REASONING = "dropped_lone_reasoning"  # reasoning whose following item is gone
+CORE = "core"  # records -> context: context.py, pairing.py, screenshots.py
+PROVIDER = "provider"  # context -> one provider's request body: providers/policies/
+FILE_REPAIR = "repair"  # `sessionctx repair` rewriting the stored file: repair/
+ADAPTER = "adapter"  # a framework's own objects read for the fold: adapters/
+REPAIR = True
 
-REPAIRS = frozenset({
-    SKIPPED_UNKNOWN,
-    SKIPPED_INVALID,
-    CHECKPOINT_INVALID,
-    EXTENSION_MESSAGE_EMPTY,
-    DROPPED_UNPAIRED_CALL,
-    DROPPED_ORPHAN_RESULT,
-    DROPPED_DUPLICATE_RESULT,
-    DROPPED_EMPTY_MESSAGE,
-    DROPPED_INVENTED_RESULT,
-    DROPPED_LONE_REASONING,
-})
+
+class ChangeKind(StrEnum):
+    """Every kind of change: its name in the change log, the step that makes it, and whether
+    it is a repair. A repair means the stored history could not be sent as it is (something in
+    it is broken for every provider); the other kinds are the normal reading of a history, or
+    what one provider's rules ask of a sound one; the repair command's own edits to a file are
+    repairs by definition. Importers make no changes of their own: what of a source never
+    reaches the model is kept as a context row, which the core skips as SKIPPED_CONTEXT_ROW.
+    README's table of change kinds lists each of them."""
+
+    step: str
+    is_repair: bool
+
+    def __new__(cls, value: str, step: str = CORE, repair: bool = False) -> ChangeKind:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.step = step
+        member.is_repair = repair
+        return member
+
+    SKIPPED_CONTEXT_ROW = "skipped_context_row"
+    SKIPPED_EXTENSION_STATE = "skipped_extension_state"
+    SKIPPED_SUMMARY = "skipped_summary"
+    SKIPPED_METADATA = "skipped_metadata"
+    SKIPPED_UNKNOWN = "skipped_unknown_record", CORE, REPAIR
+    SKIPPED_INVALID = "skipped_invalid_record", CORE, REPAIR
+    OFF_BRANCH = "skipped_off_branch"
+    CHECKPOINT_APPLIED = "checkpoint_applied"
+    CHECKPOINT_INVALID = "checkpoint_invalid", CORE, REPAIR
+    LOCAL_COMMAND_RENDERED = "local_command_rendered"
+    LOCAL_COMMAND_EXCLUDED = "local_command_excluded"
+    EXTENSION_MESSAGE_CONVERTED = "extension_message_converted"
+    EXTENSION_MESSAGE_EMPTY = "extension_message_empty", CORE, REPAIR
+    DROPPED_UNPAIRED_CALL = "dropped_unpaired_call", CORE, REPAIR
+    DROPPED_ORPHAN_RESULT = "dropped_orphan_result", CORE, REPAIR
+    DROPPED_DUPLICATE_RESULT = "dropped_duplicate_result", CORE, REPAIR
+    DROPPED_EMPTY_MESSAGE = "dropped_empty_message", CORE, REPAIR
+    SCREENSHOT_OMITTED = "screenshot_omitted"
+    INTERRUPTED_NOTE_ADDED = "interrupted_note_added"
+
+    EMPTY_TEXT_REMOVED = "empty_text_removed", PROVIDER, REPAIR
+    UNSUPPORTED_BLOCK = "unsupported_block_dropped", PROVIDER
+    EMPTY_TURN_DROPPED = "empty_turn_dropped", PROVIDER, REPAIR
+    ARGUMENTS_REPAIRED = "arguments_repaired", PROVIDER, REPAIR
+    DUPLICATE_ID_RENAMED = "duplicate_call_id_renamed", PROVIDER, REPAIR
+    ID_REWRITTEN = "tool_id_rewritten", PROVIDER
+    NAME_REWRITTEN = "tool_name_rewritten", PROVIDER
+    RESULTS_MOVED = "tool_results_moved", PROVIDER, REPAIR
+    CALL_WITHOUT_RESULT = "dropped_call_without_result", PROVIDER, REPAIR
+    RESULT_WITHOUT_CALL = "dropped_result_without_call", PROVIDER, REPAIR
+    EMPTY_OUTPUT_MARKED = "empty_tool_output_marked", PROVIDER
+    ERROR_AS_TEXT = "tool_error_as_text", PROVIDER
+    TOOL_IMAGES_MOVED = "tool_result_images_moved", PROVIDER
+    IMAGE_OVER_LIMIT = "image_over_count_limit", PROVIDER
+    IMAGE_DOWNSCALED = "image_downscaled", PROVIDER
+    IMAGE_OMITTED = "image_omitted", PROVIDER
+    THINKING_DROPPED = "thinking_dropped", PROVIDER
+    THINKING_AS_TEXT = "thinking_as_text", PROVIDER
+    REASONING_ID_REMOVED = "reasoning_item_id_removed", PROVIDER
+    CALL_SIGNATURE_ADDED = "call_signature_placeholder_added", PROVIDER
+    SIGNATURE_CORRUPT = "corrupt_signature_dropped", PROVIDER, REPAIR
+    SYSTEM_CONVERTED = "system_message_converted", PROVIDER
+    SYSTEM_HOISTED = "system_message_hoisted", PROVIDER
+    TURNS_MERGED = "same_role_turns_merged", PROVIDER
+    FIRST_USER_ADDED = "first_user_turn_added", PROVIDER
+    CALL_AS_TEXT = "tool_call_as_text", PROVIDER
+    RESULT_AS_TEXT = "tool_result_as_text", PROVIDER
+    PLACEHOLDER_ADDED = "placeholder_tool_defined", PROVIDER
+    DEFINITION_RENAMED = "tool_definition_renamed", PROVIDER
+
+    # what an adapter leaves out of a framework's history before the fold or after it
+    DROPPED_INVENTED_RESULT = "dropped_invented_result", ADAPTER, REPAIR
+    DROPPED_LONE_REASONING = "dropped_lone_reasoning", ADAPTER, REPAIR
+
+    # the repair command's own edits to the file, besides the core's kinds it mirrors
+    REMOVED_UNREADABLE = "removed_unreadable_line", FILE_REPAIR, REPAIR
+    REMOVED_INVALID = "removed_invalid_record", FILE_REPAIR, REPAIR
+    REMOVED_EMPTY = "removed_empty_entry", FILE_REPAIR, REPAIR
+    RELINKED = "relinked_child", FILE_REPAIR, REPAIR
+
+
+REPAIRS = frozenset(kind for kind in ChangeKind if kind.is_repair)
 
 
 class Change(msgspec.Struct, gc=False):
@@ -92,7 +145,7 @@ class Change(msgspec.Struct, gc=False):
     makes them by the thousand, and a struct costs half as much to make and is never scanned by
     the cycle collector (a change holds no cycle). Nothing modifies one."""
 
-    kind: str
+    kind: ChangeKind
     reason: str
     record: Source | None = None
     message_index: int | None = None

@@ -11,8 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionctx import changes as ch
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import (
     Message,
@@ -86,7 +85,7 @@ class Context:
 
 @dataclass(slots=True)
 class _Logged:
-    kind: str
+    kind: ChangeKind
     reason: str
     source: Source
     slot: int | None = None
@@ -141,7 +140,7 @@ class ContextBuilder:
 
     def _apply_checkpoint(self, record: Record) -> None:
         if record.problem is not None:
-            self._log.append(_Logged(ch.CHECKPOINT_INVALID,
+            self._log.append(_Logged(ChangeKind.CHECKPOINT_INVALID,
                                      f"ignored a malformed checkpoint: {record.problem}",
                                      record.source))
             return
@@ -149,7 +148,7 @@ class ContextBuilder:
         self._reset()
         view = record.view
         self._log.append(_Logged(
-            ch.CHECKPOINT_APPLIED,
+            ChangeKind.CHECKPOINT_APPLIED,
             f"checkpoint replaced the {replaced} message(s) built before it",
             record.source, detail={"replaced_messages": replaced,
                                    "checkpoint_messages": len(view["messages"])}))
@@ -163,14 +162,14 @@ class ContextBuilder:
             "excludedFromContext") is True
         if excluded or not isinstance(command, str) or not command.strip():
             why = "marked as excluded from context" if excluded else "its command is empty"
-            self._log.append(_Logged(ch.LOCAL_COMMAND_EXCLUDED, f"local command skipped: {why}",
-                                     source))
+            self._log.append(_Logged(ChangeKind.LOCAL_COMMAND_EXCLUDED,
+                                     f"local command skipped: {why}", source))
             return
         message: Message = {"role": "user",
                             "content": [{"type": "text", "text": render_local_command(view)}]}
         _carry_timestamp(view, message)
         slot = self._push(message, source)
-        self._log.append(_Logged(ch.LOCAL_COMMAND_RENDERED,
+        self._log.append(_Logged(ChangeKind.LOCAL_COMMAND_RENDERED,
                                  "local command given to the model as user text", source, slot))
 
     def _add_extension_message(self, view: dict[str, Any], source: Source) -> None:
@@ -181,13 +180,13 @@ class ContextBuilder:
             blocks = content
         message: Message = {"role": "user", "content": blocks}
         if not has_substance(message):
-            self._log.append(_Logged(ch.EXTENSION_MESSAGE_EMPTY,
+            self._log.append(_Logged(ChangeKind.EXTENSION_MESSAGE_EMPTY,
                                      "extension message has no content to send", source))
             return
         _carry_timestamp(view, message)
         slot = self._push(message, source)
         hidden = " (hidden from display, still sent)" if view.get("display") is False else ""
-        self._log.append(_Logged(ch.EXTENSION_MESSAGE_CONVERTED,
+        self._log.append(_Logged(ChangeKind.EXTENSION_MESSAGE_CONVERTED,
                                  f"extension message sent as a user message{hidden}", source,
                                  slot, {"customType": view.get("customType")}))
 
@@ -195,8 +194,8 @@ class ContextBuilder:
         if is_result(message):
             answered = self._pairing.answer(result_id(message))
             if isinstance(answered, str):
-                kind = (ch.DROPPED_DUPLICATE_RESULT if "second result" in answered
-                        else ch.DROPPED_ORPHAN_RESULT)
+                kind = (ChangeKind.DROPPED_DUPLICATE_RESULT if "second result" in answered
+                        else ChangeKind.DROPPED_ORPHAN_RESULT)
                 self._log.append(_Logged(kind, f"tool result dropped: {answered}", source,
                                          detail={"tool_call_id": result_id(message)}))
                 return
@@ -284,7 +283,7 @@ class _Assembly:
         if images_omitted:
             message, count = without_images(message)
             changes.append(Change(
-                ch.SCREENSHOT_OMITTED,
+                ChangeKind.SCREENSHOT_OMITTED,
                 f"{count} screenshot(s) of an earlier browser result replaced by a note",
                 source, len(messages), {"images": count}))
         kept = message.get("role") != "assistant" or has_substance(message)
@@ -292,14 +291,14 @@ class _Assembly:
             self.pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments, source))
             why = "it has no id" if c.call.id is None else "no result follows it"
             changes.append(Change(
-                ch.DROPPED_UNPAIRED_CALL,
+                ChangeKind.DROPPED_UNPAIRED_CALL,
                 f"call {c.call.name or '?'} ({c.call.id or 'no id'}) removed: {why}",
                 source, len(messages) if kept else None,
                 {"tool_call_id": c.call.id, "name": c.call.name}))
         if not kept:
             why = ("nothing is left after removing its unpaired calls" if lost
                    else "it has no content")
-            changes.append(Change(ch.DROPPED_EMPTY_MESSAGE,
+            changes.append(Change(ChangeKind.DROPPED_EMPTY_MESSAGE,
                                   f"{message.get('role')} message dropped: {why}", source))
             self.index_of.append(None)
         else:
@@ -314,7 +313,7 @@ class _Assembly:
             self.messages.append({"role": "user", "content": [
                 {"type": "text", "text": _interrupted_note(lost)}]})
             self.sources.append(src)
-            self.changes.append(Change(ch.INTERRUPTED_NOTE_ADDED,
+            self.changes.append(Change(ChangeKind.INTERRUPTED_NOTE_ADDED,
                                        "told the model the call was interrupted, outcome "
                                        "unknown", src, len(self.messages) - 1,
                                        {"tool_call_ids": [c.call.id for c in lost]}))
@@ -373,23 +372,24 @@ def render_local_command(view: dict[str, Any]) -> str:
 
 
 _SKIP_REASONS = {
-    CONTEXT: (ch.SKIPPED_CONTEXT_ROW, "context rows never reach the model"),
-    EXTENSION_STATE: (ch.SKIPPED_EXTENSION_STATE, "extension state never reaches the model"),
-    SUMMARY: (ch.SKIPPED_SUMMARY, "summaries are for display and audit, not the model"),
-    METADATA: (ch.SKIPPED_METADATA, "metadata never reaches the model"),
+    CONTEXT: (ChangeKind.SKIPPED_CONTEXT_ROW, "context rows never reach the model"),
+    EXTENSION_STATE: (ChangeKind.SKIPPED_EXTENSION_STATE,
+                      "extension state never reaches the model"),
+    SUMMARY: (ChangeKind.SKIPPED_SUMMARY, "summaries are for display and audit, not the model"),
+    METADATA: (ChangeKind.SKIPPED_METADATA, "metadata never reaches the model"),
 }
 
 
 def _skip(record: Record) -> _Logged:
     if record.kind == INVALID:
-        return _Logged(ch.SKIPPED_INVALID, f"unreadable record skipped: {record.problem}",
+        return _Logged(ChangeKind.SKIPPED_INVALID, f"unreadable record skipped: {record.problem}",
                        record.source)
     if record.kind in _SKIP_REASONS:
         kind, reason = _SKIP_REASONS[record.kind]
         return _Logged(kind, reason, record.source)
     view = record.view
     what = view.get("type") or view.get("role") or "untyped"
-    return _Logged(ch.SKIPPED_UNKNOWN, f"record of unknown kind ({what!r}) skipped",
+    return _Logged(ChangeKind.SKIPPED_UNKNOWN, f"record of unknown kind ({what!r}) skipped",
                    record.source)
 
 

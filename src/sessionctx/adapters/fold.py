@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessionctx import changes as ch
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions, Context, ContextBuilder, build_context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
@@ -59,7 +58,8 @@ class Folded:
     def groups(self) -> Iterator[Group]:
         """The context's messages grouped by the framework message they came from, in order."""
         ctx = self.context
-        notes = {c.message_index for c in ctx.changes if c.kind == ch.INTERRUPTED_NOTE_ADDED}
+        notes = {c.message_index for c in ctx.changes
+                 if c.kind == ChangeKind.INTERRUPTED_NOTE_ADDED}
         index: int | None = None
         parts: list[tuple[int, Message]] = []
         for k, (message, source) in enumerate(zip(ctx.messages, ctx.sources, strict=True)):

@@ -35,9 +35,8 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from sessionctx import changes as ch
 from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, stored_context
-from sessionctx.changes import Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions
 from sessionctx.importers.common import data_url_image, text_block
 from sessionctx.messages import Message, calls
@@ -117,7 +116,7 @@ class SessionctxChatHistory(BaseChatMessageHistory):
         self._report(context.changes)
         out: list[BaseMessage] = []
         notes = {c.message_index for c in context.changes
-                 if c.kind == ch.INTERRUPTED_NOTE_ADDED}
+                 if c.kind == ChangeKind.INTERRUPTED_NOTE_ADDED}
         for k, (message, source) in enumerate(zip(context.messages, context.sources,
                                                   strict=True)):
             if k in notes:

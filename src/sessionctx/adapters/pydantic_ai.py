@@ -26,9 +26,8 @@ from typing import Any
 from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import ProcessHistory
 
-from sessionctx import changes as ch
 from sessionctx.adapters.fold import Folded, IncrementalFold, OnChanges, Reporter
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
 from sessionctx.screenshots import OMITTED_NOTE
@@ -85,7 +84,7 @@ def _natives(message: pm.ModelMessage, index: int,
         if isinstance(part, pm.BaseToolReturnPart):
             if _invented(part):
                 dropped.append(Change(
-                    ch.DROPPED_INVENTED_RESULT,
+                    ChangeKind.DROPPED_INVENTED_RESULT,
                     f"return of {part.tool_name} ({part.tool_call_id}) dropped: it was made up "
                     "for an interrupted call, not returned by the tool",
                     Source(index=index, part=j), None, {"tool_call_id": part.tool_call_id}))

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sessionctx import changes as ch
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
 from sessionctx.importers.common import data_url_image, parse_arguments, text_block
 from sessionctx.messages import Message
@@ -160,7 +159,8 @@ def items_of(context: Context, original: Callable[[Source], tuple[list[Item], Me
     message gives those very items back. Reasoning left without the item
     that followed it (a call that was cut) is dropped, as the API refuses it.
     """
-    notes = {c.message_index for c in context.changes if c.kind == ch.INTERRUPTED_NOTE_ADDED}
+    notes = {c.message_index for c in context.changes
+             if c.kind == ChangeKind.INTERRUPTED_NOTE_ADDED}
     items: list[Item] = []
     sources: list[Source] = []
     for k, (message, source) in enumerate(zip(context.messages, context.sources, strict=True)):
@@ -217,7 +217,7 @@ def _without_lone_reasoning(items: list[Item], sources: list[Source]
             continue
         keep[i] = False
         changes.append(Change(
-            ch.DROPPED_LONE_REASONING,
+            ChangeKind.DROPPED_LONE_REASONING,
             f"reasoning {items[i].get('id') or ''} dropped: the item it came before is gone, "
             "and the API refuses reasoning without its following item", sources[i]))
     if not changes:

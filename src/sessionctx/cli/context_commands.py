@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sessionctx.changes import SKIPPED_METADATA, Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.cli.app import emit_json, fail, main, warn_problems
 from sessionctx.cli.loader import Loaded, SessionSource, load
 from sessionctx.cli.options import (
@@ -97,7 +97,7 @@ def _print_context(ctx: Context) -> None:
     click.echo(f"{len(ctx.messages)} message(s) for the model")
     for i, (message, source) in enumerate(zip(ctx.messages, ctx.sources, strict=True)):
         click.echo(format_message(i, message, source))
-    interesting = [c for c in ctx.changes if c.kind != SKIPPED_METADATA]
+    interesting = [c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_METADATA]
     if interesting:
         click.echo(f"\n{len(interesting)} change(s):")
         for change in interesting:
@@ -134,7 +134,9 @@ def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[st
     stored = [r.view for r in loaded.records if r.kind == MESSAGE]
     naive = naive_request(stored, spec.provider, req.model, spec.system, spec.options()).body
     return {"name": spec.provider, "model": req.model,
-            "violations": [v.to_json() for v in validate(req.body, spec.provider, req.model)],
+            "violations": [v.to_json() for v in validate(
+                req.body, spec.provider, req.model, thinking=spec.thinking,
+                prefill=spec.prefill is not None)],
             "as_stored": [v.to_json() for v in validate(naive, spec.provider, req.model)],
             "changes": [c.to_json() for c in req.changes],
             "undefined_tools": _undefined(req)}
@@ -225,7 +227,7 @@ def explain_lines(records: list[Record], ctx: Context) -> list[str]:
         rows.append(f"{record.source.label():<14} {record.kind:<18} {displayed:<8} {fate}  "
                     f"{summarize_message(record.view, 50)}")
         for change in by_source.get(key, []):
-            if change.kind != SKIPPED_METADATA:
+            if change.kind != ChangeKind.SKIPPED_METADATA:
                 rows.append(f"{'':<14} {'':<18} {'':<8} ^ {change.kind}: {change.reason}")
     rows.append(f"\n{len(records)} record(s) stored, {len(ctx.messages)} message(s) for the "
                 f"model, {len(ctx.repairs)} repair(s)")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sessionctx.changes import OFF_BRANCH, Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions, Context, build_context
 from sessionctx.errors import InputError, NoSuchEntry
 from sessionctx.inputs import read_input
@@ -51,8 +51,9 @@ class Loaded:
     def context(self, options: BuildOptions | None = None) -> Context:
         """The model's context, its change log opening with the entries left off the branch."""
         ctx = build_context(self.records, options)
-        ctx.changes[:0] = [Change(OFF_BRANCH, "entry is not on the selected branch of the tree",
-                                  r.source) for r in self.off_branch]
+        ctx.changes[:0] = [Change(ChangeKind.OFF_BRANCH,
+                                  "entry is not on the selected branch of the tree", r.source)
+                           for r in self.off_branch]
         return ctx
 
 

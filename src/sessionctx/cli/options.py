@@ -97,28 +97,35 @@ class RequestSpec:
     tool_choice: str | None = None
     tools_as_text: bool = False
     placeholder_tools: bool = False
+    thinking: bool | None = None  # --thinking on|off
+    prefill: str | None = None
 
     def options(self) -> BuildRequestOptions:
         from sessionctx.providers import BuildRequestOptions
 
         return BuildRequestOptions(self.thinking_as_text, self.tools, self.tool_choice,
-                                   self.tools_as_text, self.placeholder_tools)
+                                   self.tools_as_text, self.placeholder_tools, self.thinking,
+                                   self.prefill)
 
 
 def _request_spec(provider: str | None, model: str | None, system_prompt: str | None,
                   thinking_as_text: bool, tools_file: str | None, tool_choice: str | None,
-                  tools_as_text: bool, placeholder_tools: bool) -> RequestSpec | None:
+                  tools_as_text: bool, placeholder_tools: bool, thinking: str | None,
+                  prefill: str | None) -> RequestSpec | None:
     if provider is None:
-        if tools_file or tool_choice or tools_as_text or placeholder_tools:
-            raise click.UsageError("--tools, --tool-choice, --tools-as-text and "
-                                   "--placeholder-tools go with --provider")
+        if tools_file or tool_choice or tools_as_text or placeholder_tools or thinking or \
+                prefill is not None:
+            raise click.UsageError("--tools, --tool-choice, --tools-as-text, "
+                                   "--placeholder-tools, --thinking and --prefill go with "
+                                   "--provider")
         return None
     if tools_as_text and (tools_file or placeholder_tools or tool_choice):
         raise click.UsageError("--tools-as-text sends no tool blocks, so it takes no --tools, "
                                "--tool-choice or --placeholder-tools")
     return RequestSpec(provider, model, system_prompt, thinking_as_text,
                        _load_tools(tools_file) if tools_file else None, tool_choice,
-                       tools_as_text, placeholder_tools)
+                       tools_as_text, placeholder_tools,
+                       None if thinking is None else thinking == "on", prefill)
 
 
 def _load_tools(path: str) -> tuple[Tool, ...]:
@@ -145,7 +152,13 @@ def _provider_names() -> tuple[str, ...]:
 provider_options = _gather(
     "request", _request_spec, ("provider", "model", "system_prompt", "thinking_as_text",
                                "tools_file", "tool_choice", "tools_as_text",
-                               "placeholder_tools"), [
+                               "placeholder_tools", "thinking", "prefill"), [
+        click.option("--prefill", metavar="TEXT",
+                     help="With --provider anthropic or bedrock: end the request with this "
+                          "assistant text for the answer to continue (models that take one)."),
+        click.option("--thinking", type=click.Choice(["on", "off"]),
+                     help="With --provider anthropic or bedrock: whether the request enables "
+                          "thinking; the body follows the rules of that setting."),
         click.option("--placeholder-tools", is_flag=True,
                      help="With --provider: define each tool the history calls and no "
                           "definition names, with an empty argument schema (logged)."),

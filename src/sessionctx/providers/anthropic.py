@@ -10,6 +10,9 @@ from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
 from sessionctx.providers.violations import Violation
 
+CACHE = "cache_control"
+CACHE_REMOVED = "cache_breakpoint_removed"
+
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     messages = []
@@ -23,18 +26,67 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 
 
 def _blocks(blocks: list[Block]) -> list[dict[str, Any]]:
-    """Text and calls, the common blocks, are mapped inline."""
+    """Text and calls, the common blocks, are mapped inline; a stored cache breakpoint on
+    either is kept (limit_breakpoints then keeps the request within the limit)."""
     out = []
     for b in blocks:
         kind = b["type"]
         if kind == "text":
-            out.append({"type": "text", "text": b["text"]})
+            block = {"type": "text", "text": b["text"]}
         elif kind == "toolCall":
-            out.append({"type": "tool_use", "id": b["id"], "name": b["name"],
-                        "input": b["arguments"]})
+            block = {"type": "tool_use", "id": b["id"], "name": b["name"],
+                     "input": b["arguments"]}
         else:
             out.append(_block(b))
+            continue
+        if CACHE in b:
+            block[CACHE] = b[CACHE]
+        out.append(block)
     return out
+
+
+def limit_breakpoints(body: dict[str, Any], prep: Prepared, limit: int) -> None:
+    """The latest `limit` cache breakpoints of tools, system and messages (the prefix order)
+    are kept; the earlier ones are removed and logged."""
+    found = _breakpoints(body)
+    over = len(found) - limit
+    if over <= 0:
+        return
+    for block, index in found[:over]:
+        del block[CACHE]
+        prep.log(CACHE_REMOVED, f"A maximum of {limit} blocks with cache_control may be "
+                 "provided; the earliest breakpoints were removed, the latest kept",
+                 index if index is None else _turn_index(prep, index))
+
+
+def _turn_index(prep: Prepared, message: int) -> int | None:
+    return prep.turns[message][2] if message < len(prep.turns) else None
+
+
+def _breakpoints(body: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]]:
+    """Every block with cache_control, in prefix order, with its message's position (None for
+    tools and system)."""
+    found: list[tuple[dict[str, Any], int | None]] = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict) and CACHE in tool:
+            found.append((tool, None))
+    system = body.get("system")
+    for block in system if isinstance(system, list) else []:
+        if isinstance(block, dict) and CACHE in block:
+            found.append((block, None))
+    messages = body.get("messages")
+    for i, m in enumerate(messages if isinstance(messages, list) else []):
+        content = m.get("content") if isinstance(m, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if CACHE in block:
+                found.append((block, i))
+            inner = block.get("content") if block.get("type") == "tool_result" else None
+            for nested in inner if isinstance(inner, list) else []:
+                if isinstance(nested, dict) and CACHE in nested:
+                    found.append((nested, i))
+    return found
 
 
 def _block(block: Block) -> dict[str, Any]:
@@ -116,6 +168,10 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     if cap.max_images is not None and images > cap.max_images:
         out.append(Violation("messages", f"{images} images is over the limit of "
                              f"{cap.max_images} per request"))
+    marks = len(_breakpoints(body)) + (CACHE in body)
+    if cap.max_cache_breakpoints is not None and marks > cap.max_cache_breakpoints:
+        out.append(Violation("messages", f"A maximum of {cap.max_cache_breakpoints} blocks "
+                             f"with cache_control may be provided. Found {marks}."))
     return out
 
 

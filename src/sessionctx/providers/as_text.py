@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.messages import (
     CALL_BLOCK_TYPES,
     Message,
@@ -23,8 +23,8 @@ from sessionctx.messages import (
     result_id,
 )
 
-CALL_AS_TEXT = "tool_call_as_text"
-RESULT_AS_TEXT = "tool_result_as_text"
+CALL_AS_TEXT = ChangeKind.CALL_AS_TEXT
+RESULT_AS_TEXT = ChangeKind.RESULT_AS_TEXT
 _REASON = "the request defines no tools, so tool blocks are refused; sent as text"
 
 
@@ -34,7 +34,7 @@ def tools_as_text(messages: list[Message], sources: list[Source] | None
     out: list[Message] = []
     changes: list[Change] = []
 
-    def log(kind: str, i: int, **detail: Any) -> None:
+    def log(kind: ChangeKind, i: int, **detail: Any) -> None:
         source = sources[i] if sources is not None and i < len(sources) else None
         changes.append(Change(kind, _REASON, source, i, detail))
 
@@ -53,6 +53,13 @@ def call_text(name: str | None, call_id: str | None, arguments: Any) -> str:
     args = arguments if isinstance(arguments, str) else \
         msgspec.json.encode(arguments if arguments is not None else {}).decode()
     return f"[called tool {name or '?'} (call {call_id or '?'}) with arguments {args}]"
+
+
+def result_head(name: str | None, call_id: str | None, is_error: bool) -> str:
+    """The line a result written as text starts with."""
+    if is_error:
+        return f"[tool {name or '?'} (call {call_id or '?'}) reported an error]"
+    return f"[result of tool {name or '?'} (call {call_id or '?'})]"
 
 
 def _assistant(message: Message, i: int, log: Any) -> Message:
@@ -90,10 +97,8 @@ def _assistant(message: Message, i: int, log: Any) -> Message:
 
 def _result(message: Message) -> Message:
     name = message.get("toolName", message.get("name"))
-    name = name if isinstance(name, str) else "?"
-    rid = result_id(message) or "?"
-    head = f"[tool {name} (call {rid}) reported an error]" if message.get("isError") else \
-        f"[result of tool {name} (call {rid})]"
+    head = result_head(name if isinstance(name, str) else None, result_id(message),
+                       bool(message.get("isError")))
     content = message.get("content")
     blocks: list[Any] = [{"type": "text", "text": head}]
     if isinstance(content, str):

@@ -70,6 +70,19 @@ class Capability:
     merge_roles: bool = True
     # roles [4, 5]: the first message is a user message
     first_user: bool = True
+    # request settings [1.1, 1.4]: the request's thinking switch and a final assistant prefill
+    # follow Anthropic's rules (Anthropic, and Claude on Bedrock)
+    thinking_rules: bool = False
+    # request settings [1.1]: a final assistant message continues as a prefill (Claude 4.5 and
+    # earlier; Claude 4.6 and later refuse it)
+    prefill: bool = False
+    # request settings [1.4]: with thinking on, a tool choice may force tool use (adaptive
+    # thinking; manual extended thinking refuses it)
+    forced_tool_thinking: bool = False
+    # request settings [2]: tool calls in one assistant message (Chat: 128)
+    max_tool_calls: int | None = None
+    # request settings [1.6]: blocks with cache_control across tools, system and messages
+    max_cache_breakpoints: int | None = None
 
 
 _ANT_APIS = frozenset({"anthropic-messages"})
@@ -78,14 +91,23 @@ _BEDROCK_APIS = frozenset({"bedrock-converse-stream", "bedrock-converse"})
 
 _ROWS = (
     Capability(ANTHROPIC, "claude-", "claude-opus-4-8", max_images=100, max_image_px=8000,
-               many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS),
+               many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS,
+               thinking_rules=True, prefill=True, max_cache_breakpoints=4),
+    # Claude 4.6 and later: adaptive thinking, no prefill
+    *(Capability(ANTHROPIC, family, "claude-opus-4-8", max_images=100, max_image_px=8000,
+                 many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS,
+                 thinking_rules=True, forced_tool_thinking=True, max_cache_breakpoints=4)
+      for family in ("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7",
+                     "claude-sonnet-5", "claude-haiku-5")),
     Capability(ANTHROPIC, "claude-opus-4-8", "claude-opus-4-8", max_images=600,
                max_image_px=8000, many_images=20, many_image_px=2000,
-               thinking_apis=_ANT_APIS, mid_system=True),
+               thinking_apis=_ANT_APIS, mid_system=True, thinking_rules=True,
+               forced_tool_thinking=True, max_cache_breakpoints=4),
     Capability(ANTHROPIC, "claude-opus-5", "claude-opus-5", max_images=600, max_image_px=8000,
-               many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS, mid_system=True),
+               many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS, mid_system=True,
+               thinking_rules=True, max_cache_breakpoints=4),
     Capability(OPENAI_CHAT, "", "gpt-5.1", id_max_len=40, error_flag=False, system_inline=True,
-               merge_roles=False, first_user=False),
+               merge_roles=False, first_user=False, max_tool_calls=128),
     Capability(OPENAI_RESPONSES, "", "gpt-5.1", error_flag=False,
                thinking_apis=frozenset({"openai-responses", "openai-codex-responses"}),
                system_inline=True, merge_roles=False, first_user=False),
@@ -99,7 +121,11 @@ _ROWS = (
     Capability(BEDROCK, "", "anthropic.claude-opus-4-8", max_images=20, max_image_px=8000,
                thinking_apis=_BEDROCK_APIS, reasoning_signature=False, error_flag=False),
     Capability(BEDROCK, "anthropic.claude", "anthropic.claude-opus-4-8", max_images=20,
-               max_image_px=8000, thinking_apis=_BEDROCK_APIS),
+               max_image_px=8000, thinking_apis=_BEDROCK_APIS, thinking_rules=True,
+               forced_tool_thinking=True),
+    Capability(BEDROCK, "anthropic.claude-3", "anthropic.claude-3-7-sonnet-20250219-v1:0",
+               max_images=20, max_image_px=8000, thinking_apis=_BEDROCK_APIS,
+               thinking_rules=True, prefill=True),
     Capability(BEDROCK, "amazon.nova", "amazon.nova-pro-v1:0", max_images=20,
                max_image_px=8000, thinking_apis=_BEDROCK_APIS, reasoning_signature=False),
 )

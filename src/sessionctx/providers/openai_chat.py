@@ -117,6 +117,11 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
             _check_content(m.get("content"), path, role, out, allow_empty=False)
         elif role == "assistant":
             calls = m.get("tool_calls") or []
+            if cap.max_tool_calls is not None and len(calls) > cap.max_tool_calls:
+                out.append(Violation(f"{path}.tool_calls", f"Invalid '{path}.tool_calls': "
+                                     "array too long. Expected an array with maximum length "
+                                     f"{cap.max_tool_calls}, but got an array with length "
+                                     f"{len(calls)} instead."))
             if not calls and not _has_text(m.get("content")):
                 out.append(Violation(path, "assistant messages need content or tool_calls"))
             if m.get("content") is not None:

@@ -15,9 +15,9 @@ from sessionctx.changes import Change, Source
 from sessionctx.context import Context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
-from sessionctx.providers import tools
+from sessionctx.providers import anthropic, tools
 from sessionctx.providers.as_text import tools_as_text
-from sessionctx.providers.policies import Prepared, prepare
+from sessionctx.providers.policies import Prepared, prepare, request_settings
 from sessionctx.providers.registry import provider as registered
 from sessionctx.providers.tools import CalledTool, Tool, ToolsError
 from sessionctx.providers.violations import Violation
@@ -35,6 +35,10 @@ class BuildRequestOptions:
     tool_choice: str | None = None  # auto, any, required, none or a defined tool's name
     tools_as_text: bool = False  # every call and result sent as plain text
     placeholder_tools: bool = False  # an empty-schema definition for each undefined tool called
+    # Anthropic and Claude on Bedrock: whether the request enables thinking (None: unsaid), and
+    # the text the answer is to continue from
+    thinking: bool | None = None
+    prefill: str | None = None
 
 
 @dataclass(slots=True)
@@ -62,6 +66,7 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
     target = registered(provider)
     cap, chosen = target.capability(model)
     opts = options or BuildRequestOptions()
+    request_settings.check_settings(cap, chosen, opts.thinking, opts.prefill)
     early: list[Change] = []
     if opts.tools_as_text and repair:
         messages, early = tools_as_text(messages, sources)
@@ -69,8 +74,12 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
         prep = prepare(messages, sources, cap, chosen, system, repair, opts.thinking_as_text)
         if early:
             prep.changes[:0] = early
+        if repair:
+            request_settings.apply(prep, cap, opts.thinking, opts.prefill)
         body = target.render(prep, cap)
         undefined = _tools(prep, body, provider, opts)
+        if cap.max_cache_breakpoints is not None and repair:
+            anthropic.limit_breakpoints(body, prep, cap.max_cache_breakpoints)
         changes = prep.changes
         del prep  # the turns go before the collector runs again, so it never scans them
     return Request(body, changes, provider, chosen, undefined)
@@ -109,8 +118,14 @@ def naive_request(messages: list[Message], provider: str, model: str | None = No
     return build_from_messages(messages, None, provider, model, system, options, repair=False)
 
 
-def validate(body: dict[str, Any], provider: str, model: str | None = None) -> list[Violation]:
-    """Every rule of `provider` (and model) that `body` breaks, with its path in the body."""
+def validate(body: dict[str, Any], provider: str, model: str | None = None, *,
+             thinking: bool | None = None, prefill: bool = False) -> list[Violation]:
+    """Every rule of `provider` (and model) that `body` breaks, with its path in the body;
+    `thinking` and `prefill` say how the request is sent (thinking on or off, and whether its
+    last assistant message is a prefill), for the rules that depend on it."""
     target = registered(provider)
-    cap, _ = target.capability(model)
-    return target.validate(body, cap) + tools.violations(body, provider)
+    cap, chosen = target.capability(model)
+    out = target.validate(body, cap) + tools.violations(body, provider)
+    if cap.thinking_rules:
+        out += request_settings.violations(body, cap, chosen, thinking, prefill)
+    return out

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sessionctx.changes import Source
+from sessionctx.changes import ChangeKind, Source
 from sessionctx.errors import SessionctxError
 from sessionctx.providers.capabilities import (
     ANTHROPIC,
@@ -31,8 +31,8 @@ PLACEHOLDER_DESCRIPTION = ("Placeholder: the history calls this tool, but no def
                            "was given.")
 CHOICES = ("auto", "any", "required", "none")
 # Kinds of change this module's step writes to the change log.
-PLACEHOLDER_ADDED = "placeholder_tool_defined"
-DEFINITION_RENAMED = "tool_definition_renamed"
+PLACEHOLDER_ADDED = ChangeKind.PLACEHOLDER_ADDED
+DEFINITION_RENAMED = ChangeKind.DEFINITION_RENAMED
 
 
 class ToolsError(SessionctxError, ValueError):

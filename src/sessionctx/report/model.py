@@ -12,8 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionctx import changes as ch
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context, display_messages, is_displayed
 from sessionctx.messages import Message
 from sessionctx.records import (
@@ -78,7 +77,7 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
     for j, source in enumerate(ctx.sources):
         to_context.setdefault(key_of(source), []).append(j)
     added = {c.message_index for c in changes
-             if c.kind == ch.INTERRUPTED_NOTE_ADDED and c.message_index is not None}
+             if c.kind == ChangeKind.INTERRUPTED_NOTE_ADDED and c.message_index is not None}
 
     rows: list[dict[str, Any]] = []
     row_of: dict[Key, int] = {}
@@ -212,7 +211,7 @@ def diff_blocks(before: list[Any], after: list[Any], why: Sequence[Change]) -> l
             out.append(["n", block])
             continue
         out.extend(["x", i, _why_removed(before[i], why)] for i in range(at, k))
-        out.append(["r", k, block, _why_kind(why, ch.SCREENSHOT_OMITTED)] if replaced
+        out.append(["r", k, block, _why_kind(why, ChangeKind.SCREENSHOT_OMITTED)] if replaced
                    else ["k", k])
         at = k + 1
     out.extend(["x", i, _why_removed(before[i], why)] for i in range(at, len(before)))
@@ -236,7 +235,7 @@ def _why_removed(block: Any, why: Sequence[Change]) -> str:
         cid = block.get("id") if isinstance(block.get("id"), str) else block.get("toolCallId")
         if cid is not None:
             for change in why:
-                if change.kind == ch.DROPPED_UNPAIRED_CALL and \
+                if change.kind == ChangeKind.DROPPED_UNPAIRED_CALL and \
                         change.detail.get("tool_call_id") == cid:
                     return f"{change.kind}: {change.reason}"
     for change in why:
@@ -273,7 +272,7 @@ def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
         after += known if known is not None else estimate_message(m)
     kinds = Counter(c.kind for c in ctx.changes)
     compactions = [{"row": i, "s": row["s"], **row["cp"],
-                    "applied": any(ctx.changes[c].kind == ch.CHECKPOINT_APPLIED
+                    "applied": any(ctx.changes[c].kind == ChangeKind.CHECKPOINT_APPLIED
                                    for c in row["cs"])}
                    for i, row in enumerate(page.rows) if "cp" in row]
     roles = sorted({r for row in page.rows if isinstance(r := row["r"], str)})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionctx import changes as ch
+from sessionctx.changes import ChangeKind
 from sessionctx.records import ReadResult
 from sessionctx.writeback.common import delete_members, dig, last, remove_unreadable
 from sessionctx.writeback.edits import REMOVED_EMPTY, Fix, Lines
@@ -60,7 +60,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
         for m, i, block in held:
             if block in gone:
                 cut.setdefault(m, set()).add(i)
-                fixes.append(Fix(ch.DROPPED_UNPAIRED_CALL, changes[0].reason, line=m,
+                fixes.append(Fix(ChangeKind.DROPPED_UNPAIRED_CALL, changes[0].reason, line=m,
                                  detail={"tool_call_id": call_id,
                                          "name": block.get("name")}))
         if notes is not None and gone:

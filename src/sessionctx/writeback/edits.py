@@ -13,14 +13,16 @@ from typing import Any
 
 import msgspec
 
+from sessionctx.changes import ChangeKind
+
 _BOM = b"\xef\xbb\xbf"
 _decoder = msgspec.json.Decoder()
 
 # Kinds of fix the repair writes, besides the change kinds of the context it mirrors.
-REMOVED_UNREADABLE = "removed_unreadable_line"
-REMOVED_INVALID = "removed_invalid_record"
-REMOVED_EMPTY = "removed_empty_entry"
-RELINKED = "relinked_child"
+REMOVED_UNREADABLE = ChangeKind.REMOVED_UNREADABLE
+REMOVED_INVALID = ChangeKind.REMOVED_INVALID
+REMOVED_EMPTY = ChangeKind.REMOVED_EMPTY
+RELINKED = ChangeKind.RELINKED
 
 
 @dataclass(slots=True)

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionctx import changes as ch
-from sessionctx.changes import Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import interrupted_note
 from sessionctx.writeback import spans
 from sessionctx.writeback.edits import Fix, Lines
@@ -94,7 +93,7 @@ class NoteMaker:
                                                  "now follows the note on the interrupted "
                                                  "call"))
             lines.insert_after(n, spans.encode(note))
-            fixes.append(Fix(ch.INTERRUPTED_NOTE_ADDED, "told the model the call was "
+            fixes.append(Fix(ChangeKind.INTERRUPTED_NOTE_ADDED, "told the model the call was "
                              "interrupted, outcome unknown", line=n, action="inserted",
                              detail={"tool_call_ids": [c.detail.get("tool_call_id")
                                                        for c in lost]}))

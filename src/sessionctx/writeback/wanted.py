@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sessionctx import changes as ch
-from sessionctx.changes import Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import Context
 
 Key = tuple[int, "str | None"]  # (line or item of the original, call id)
@@ -38,9 +37,9 @@ def wanted(ctx: Context, by_line: bool = True) -> Wanted:
     lost_at: set[int] = set()
     for change in ctx.changes:
         kind = change.kind
-        if kind not in (ch.DROPPED_UNPAIRED_CALL, ch.DROPPED_ORPHAN_RESULT,
-                        ch.DROPPED_DUPLICATE_RESULT, ch.DROPPED_EMPTY_MESSAGE,
-                        ch.SKIPPED_INVALID):
+        if kind not in (ChangeKind.DROPPED_UNPAIRED_CALL, ChangeKind.DROPPED_ORPHAN_RESULT,
+                        ChangeKind.DROPPED_DUPLICATE_RESULT, ChangeKind.DROPPED_EMPTY_MESSAGE,
+                        ChangeKind.SKIPPED_INVALID):
             continue
         where = _where(change, by_line)
         if where is None:
@@ -48,12 +47,12 @@ def wanted(ctx: Context, by_line: bool = True) -> Wanted:
             continue
         call_id = change.detail.get("tool_call_id")
         call_id = call_id if isinstance(call_id, str) else None
-        if kind == ch.DROPPED_UNPAIRED_CALL:
+        if kind == ChangeKind.DROPPED_UNPAIRED_CALL:
             out.unpaired.setdefault((where, call_id), []).append(change)
             lost_at.add(where)
-        elif kind == ch.SKIPPED_INVALID:
+        elif kind == ChangeKind.SKIPPED_INVALID:
             out.invalid[where] = change
-        elif kind == ch.DROPPED_EMPTY_MESSAGE:
+        elif kind == ChangeKind.DROPPED_EMPTY_MESSAGE:
             out.empty[where] = change
         else:
             out.results.setdefault((where, call_id), []).append(change)

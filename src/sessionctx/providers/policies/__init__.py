@@ -9,6 +9,7 @@ module per concern of provider-rules.md, each keyed off the capability row of th
 | reasoning replay                     | reasoning.py   |
 | image limits                         | image_limits.py|
 | roles and system messages            | roles.py       |
+| thinking switch, prefill, call limits | request_settings.py (run by build_request after these) |
 
 `prepare` runs them in that order; every change goes into one log. The names below are the
 vocabulary the change log and the renderers use.

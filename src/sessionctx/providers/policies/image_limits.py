@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import base64
 
+from sessionctx.changes import ChangeKind
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import Results
 from sessionctx.providers.policies.turns import Block, Prepared
 
-IMAGE_OVER_LIMIT = "image_over_count_limit"
-IMAGE_DOWNSCALED = "image_downscaled"
-IMAGE_OMITTED = "image_omitted"
+IMAGE_OVER_LIMIT = ChangeKind.IMAGE_OVER_LIMIT
+IMAGE_DOWNSCALED = ChangeKind.IMAGE_DOWNSCALED
+IMAGE_OMITTED = ChangeKind.IMAGE_OMITTED
 
 # every image read, oldest first: the image, its message index, the result it belongs to, and
 # whether an assistant message holds it

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import Replay
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, dropped, keep
 
-RESULTS_MOVED = "tool_results_moved"
-CALL_WITHOUT_RESULT = "dropped_call_without_result"
-RESULT_WITHOUT_CALL = "dropped_result_without_call"
-EMPTY_OUTPUT_MARKED = "empty_tool_output_marked"
-ERROR_AS_TEXT = "tool_error_as_text"
-TOOL_IMAGES_MOVED = "tool_result_images_moved"
+RESULTS_MOVED = ChangeKind.RESULTS_MOVED
+CALL_WITHOUT_RESULT = ChangeKind.CALL_WITHOUT_RESULT
+RESULT_WITHOUT_CALL = ChangeKind.RESULT_WITHOUT_CALL
+EMPTY_OUTPUT_MARKED = ChangeKind.EMPTY_OUTPUT_MARKED
+ERROR_AS_TEXT = ChangeKind.ERROR_AS_TEXT
+TOOL_IMAGES_MOVED = ChangeKind.TOOL_IMAGES_MOVED
 
 EMPTY_OUTPUT = "(no output)"
 ERROR_NOTE = "(the tool reported an error)"

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from sessionctx.changes import ChangeKind
 from sessionctx.messages import (
     CALL_BLOCK_TYPES,
     ID_KEYS,
@@ -47,10 +48,10 @@ from sessionctx.providers.policies.turns import (
     string,
 )
 
-ARGUMENTS_REPAIRED = "arguments_repaired"
-DUPLICATE_ID_RENAMED = "duplicate_call_id_renamed"
-ID_REWRITTEN = "tool_id_rewritten"
-NAME_REWRITTEN = "tool_name_rewritten"
+ARGUMENTS_REPAIRED = ChangeKind.ARGUMENTS_REPAIRED
+DUPLICATE_ID_RENAMED = ChangeKind.DUPLICATE_ID_RENAMED
+ID_REWRITTEN = ChangeKind.ID_REWRITTEN
+NAME_REWRITTEN = ChangeKind.NAME_REWRITTEN
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")

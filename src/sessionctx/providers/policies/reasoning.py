@@ -14,15 +14,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from sessionctx.changes import ChangeKind
 from sessionctx.messages import Message
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import ITEM_ID, Block, Prepared, string
 
-THINKING_DROPPED = "thinking_dropped"
-THINKING_AS_TEXT = "thinking_as_text"
-REASONING_ID_REMOVED = "reasoning_item_id_removed"
-CALL_SIGNATURE_ADDED = "call_signature_placeholder_added"
-SIGNATURE_CORRUPT = "corrupt_signature_dropped"
+THINKING_DROPPED = ChangeKind.THINKING_DROPPED
+THINKING_AS_TEXT = ChangeKind.THINKING_AS_TEXT
+REASONING_ID_REMOVED = ChangeKind.REASONING_ID_REMOVED
+CALL_SIGNATURE_ADDED = ChangeKind.CALL_SIGNATURE_ADDED
+SIGNATURE_CORRUPT = ChangeKind.SIGNATURE_CORRUPT
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]*")
 

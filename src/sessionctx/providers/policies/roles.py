@@ -6,14 +6,15 @@ alternate, and a history that does not start with a user turn gets one saying it
 
 from __future__ import annotations
 
+from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import THINKING_DROPPED
 from sessionctx.providers.policies.turns import RESULT, Prepared, Turn, has
 
-SYSTEM_CONVERTED = "system_message_converted"
-SYSTEM_HOISTED = "system_message_hoisted"
-TURNS_MERGED = "same_role_turns_merged"
-FIRST_USER_ADDED = "first_user_turn_added"
+SYSTEM_CONVERTED = ChangeKind.SYSTEM_CONVERTED
+SYSTEM_HOISTED = ChangeKind.SYSTEM_HOISTED
+TURNS_MERGED = ChangeKind.TURNS_MERGED
+FIRST_USER_ADDED = ChangeKind.FIRST_USER_ADDED
 
 CONTINUED = "(continued from earlier context)"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, ChangeKind, Source
 
 Block = dict[str, Any]
 # (role, blocks, message index): role is user, assistant or system; the index is None only for
@@ -27,9 +27,9 @@ RAW = "raw"  # {"type", "block"}: a stored block passed through unread (only wit
 ITEM_ID = "_sessionctx_item_id"  # on a toolCall block: the Responses item id split from its id
 
 # Kinds of change about block shapes and empty turns.
-EMPTY_TEXT_REMOVED = "empty_text_removed"
-UNSUPPORTED_BLOCK = "unsupported_block_dropped"
-EMPTY_TURN_DROPPED = "empty_turn_dropped"
+EMPTY_TEXT_REMOVED = ChangeKind.EMPTY_TEXT_REMOVED
+UNSUPPORTED_BLOCK = ChangeKind.UNSUPPORTED_BLOCK
+EMPTY_TURN_DROPPED = ChangeKind.EMPTY_TURN_DROPPED
 
 
 @dataclass(slots=True)
@@ -40,7 +40,8 @@ class Prepared:
     changes: list[Change] = field(default_factory=list)
     repaired: bool = True
 
-    def log(self, kind: str, reason: str, index: int | None = None, **detail: Any) -> None:
+    def log(self, kind: ChangeKind, reason: str, index: int | None = None,
+            **detail: Any) -> None:
         """A change concerning the message at `index` (None: the request as a whole)."""
         sources = self.sources
         source = sources[index] if sources is not None and index is not None and \

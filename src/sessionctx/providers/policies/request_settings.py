@@ -1,0 +1,218 @@
+"""The request's own settings (provider-rules §1.1, §1.4, §2): Anthropic's thinking switch and
+final assistant prefill, and Chat's limit on calls per message.
+
+These rules are about the request around the history, so they run after the turns are placed:
+- thinking on: the assistant turn an open tool loop belongs to must start with a thinking
+  block ("When thinking is enabled, a final assistant message must start with a thinking
+  block"). Nothing can invent one, so a loop that has none it can replay is closed: its calls
+  and results are sent as text and the request starts a new assistant turn.
+- prefill: only models that take one, never with thinking on, never after an assistant turn,
+  and without trailing whitespace ("final assistant content cannot end with trailing
+  whitespace").
+- Chat: an assistant message holds at most 128 tool_calls ("array too long. Expected an array
+  with maximum length 128"); a longer one is split into messages of at most that many, each
+  followed by its results, in call order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessionctx.errors import SessionctxError
+from sessionctx.providers.as_text import call_text, result_head
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
+from sessionctx.providers.violations import Violation
+
+LOOP_AS_TEXT = "tool_loop_as_text"
+PREFILL_TRIMMED = "prefill_whitespace_trimmed"
+PREFILL_ADDED = "prefill_added"
+CALLS_SPLIT = "tool_calls_split"
+
+
+class RequestError(SessionctxError, ValueError):
+    """A request setting the provider or model refuses, with the rule it breaks."""
+
+
+def apply(prep: Prepared, cap: Capability, thinking: bool | None, prefill: str | None) -> None:
+    """The settings' rules on turns already placed (check_settings has accepted them)."""
+    if thinking and cap.thinking_rules:
+        close_unthought_loop(prep)
+    if prefill is not None:
+        add_prefill(prep, prefill)
+    if cap.max_tool_calls is not None:
+        split_calls(prep, cap.max_tool_calls)
+
+
+def check_settings(cap: Capability, model: str, thinking: bool | None,
+                   prefill: str | None) -> None:
+    """Refuses settings the target does not take, before anything is built."""
+    if (thinking is not None or prefill is not None) and not cap.thinking_rules:
+        what = "--thinking" if thinking is not None else "a prefill"
+        raise RequestError(f"{what} applies to Anthropic and Claude models on Bedrock, not to "
+                           f"{cap.provider}/{model}")
+    if prefill is None:
+        return
+    if not cap.prefill:
+        raise RequestError(f"{model} does not support assistant message prefill: the "
+                           "conversation must end with a user message")
+    if thinking:
+        raise RequestError("a prefill is not supported with extended thinking: turn thinking "
+                           "off or leave the prefill out")
+    if not prefill.strip():
+        raise RequestError("a prefill needs some non-blank text")
+
+
+def close_unthought_loop(prep: Prepared) -> None:
+    """With thinking on, an open tool loop whose assistant turn does not start with thinking is
+    sent as text, so the request starts a new assistant turn."""
+    turns = prep.turns
+    if not turns or turns[-1][0] != "user" or not has(turns[-1][1], RESULT):
+        return
+    start = len(turns) - 1
+    while start > 0 and not (turns[start][0] == "user" and not has(turns[start][1], RESULT)):
+        start -= 1
+    first = next((k for k in range(start, len(turns)) if turns[k][0] == "assistant"), None)
+    if first is None or (turns[first][1] and turns[first][1][0]["type"] == "thinking"):
+        return
+    for k in range(first, len(turns)):
+        role, blocks, index = turns[k]
+        if role == "assistant" and has(blocks, "toolCall"):
+            turns[k] = (role, [_call_as_text(b) for b in blocks], index)
+        elif has(blocks, RESULT):
+            turns[k] = (role, [t for b in blocks for t in _result_as_text(b)], index)
+        else:
+            continue
+        prep.log(LOOP_AS_TEXT, "When thinking is enabled, a final assistant message must start "
+                 "with a thinking block; this tool loop has none to replay, so its calls and "
+                 "results are sent as text", index)
+
+
+def _call_as_text(block: Block) -> Block:
+    if block["type"] != "toolCall":
+        return block
+    return {"type": "text", "text": call_text(block["name"], block["id"], block["arguments"])}
+
+
+def _result_as_text(block: Block) -> list[Block]:
+    if block["type"] != RESULT:
+        return [block]
+    head = {"type": "text", "text": result_head(block["name"], block["id"], block["isError"])}
+    return [head, *block["content"]]
+
+
+def add_prefill(prep: Prepared, text: str) -> None:
+    """The prefill as the last turn, trailing whitespace trimmed."""
+    if prep.turns and prep.turns[-1][0] == "assistant":
+        raise RequestError("the history ends with an assistant turn; a prefill goes after a "
+                           "user message")
+    trimmed = text.rstrip()
+    if trimmed != text:
+        prep.log(PREFILL_TRIMMED, "final assistant content cannot end with trailing whitespace")
+    prep.turns.append(("assistant", [{"type": "text", "text": trimmed}], None))
+    prep.log(PREFILL_ADDED, "the request ends with the given assistant prefill")
+
+
+def split_calls(prep: Prepared, limit: int) -> None:
+    """An assistant turn over `limit` calls becomes turns of at most `limit` calls, each followed
+    by the results of its calls (the placement pass put them right after, in call order)."""
+    out: list[Turn] = []
+    turns = prep.turns
+    k = 0
+    while k < len(turns):
+        role, blocks, index = turns[k]
+        calls = [b for b in blocks if b["type"] == "toolCall"] if role == "assistant" else []
+        nxt = turns[k + 1] if k + 1 < len(turns) else None
+        if len(calls) <= limit or nxt is None:
+            out.append(turns[k])
+            k += 1
+            continue
+        results = {b["id"]: b for b in nxt[1] if b["type"] == RESULT}
+        rest = [b for b in nxt[1] if b["type"] != RESULT]
+        others = [b for b in blocks if b["type"] != "toolCall"]
+        chunks = [calls[i:i + limit] for i in range(0, len(calls), limit)]
+        for n, chunk in enumerate(chunks):
+            answers = [results[c["id"]] for c in chunk if c["id"] in results]
+            out.append((role, (others if n == 0 else []) + chunk, index))
+            out.append((nxt[0], answers + (rest if n == len(chunks) - 1 else []), nxt[2]))
+        prep.log(CALLS_SPLIT, f"an assistant message holds at most {limit} tool_calls (array "
+                 f"too long); its {len(calls)} calls were sent in {len(chunks)} messages, each "
+                 "followed by its results", index, calls=len(calls), messages=len(chunks))
+        k += 2
+    prep.turns = out
+
+
+# ---------------------------------------------------------------- checking a body
+
+_BEDROCK_KINDS = {"toolUse": "tool_use", "toolResult": "tool_result",
+                  "reasoningContent": "thinking", "text": "text"}
+
+
+def _kind(block: Any) -> str | None:
+    """A block's kind in Anthropic's terms, for Anthropic and Bedrock bodies alike."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if isinstance(kind, str):
+        return "thinking" if kind == "redacted_thinking" else kind
+    return next((_BEDROCK_KINDS[k] for k in block if k in _BEDROCK_KINDS), None)
+
+
+def violations(body: dict[str, Any], cap: Capability, model: str, thinking: bool | None,
+               prefill: bool) -> list[Violation]:
+    """The rules of the thinking switch and the prefill, for a body sent with them."""
+    out: list[Violation] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return out
+    contents: list[list[Any]] = [
+        m["content"] if isinstance(m, dict) and isinstance(m.get("content"), list) else []
+        for m in messages]
+    roles = [m.get("role") if isinstance(m, dict) else None for m in messages]
+    last = len(messages) - 1
+    if prefill:
+        if roles[last] != "assistant":
+            out.append(Violation("messages", "a prefill is the last message, an assistant one"))
+        else:
+            if not cap.prefill:
+                out.append(Violation(f"messages[{last}]", "This model does not support "
+                                     "assistant message prefill. The conversation must end "
+                                     "with a user message."))
+            if thinking:
+                out.append(Violation(f"messages[{last}]", "a prefill is not supported with "
+                                     "extended thinking"))
+            tail = contents[last][-1] if contents[last] else None
+            if isinstance(tail, dict) and isinstance(tail.get("text"), str) and \
+                    tail["text"] != tail["text"].rstrip():
+                out.append(Violation(f"messages[{last}]", "final assistant content cannot end "
+                                     "with trailing whitespace"))
+            if thinking is False and any(_kind(b) == "thinking" for b in contents[last]):
+                out.append(Violation(f"messages[{last}]", "When thinking is disabled, an "
+                                     "assistant message in the final position cannot contain "
+                                     "thinking"))
+    if thinking and roles[last] == "user" and any(_kind(b) == "tool_result"
+                                                  for b in contents[last]):
+        start = last
+        while start > 0 and not (roles[start] == "user" and not any(
+                _kind(b) == "tool_result" for b in contents[start])):
+            start -= 1
+        first = next((k for k in range(start, last) if roles[k] == "assistant"), None)
+        if first is not None and (not contents[first] or _kind(contents[first][0]) != "thinking"):
+            out.append(Violation(f"messages[{first}].content[0]", "Expected thinking or "
+                                 "redacted_thinking, but found text. When thinking is enabled, "
+                                 "a final assistant message must start with a thinking block "
+                                 "(preceeding the lastmost set of tool_use and tool_result "
+                                 "blocks)"))
+    if thinking and not cap.forced_tool_thinking and _forces_tool(body):
+        out.append(Violation("tool_choice", "Thinking may not be enabled when tool_choice "
+                             "forces tool use."))
+    return out
+
+
+def _forces_tool(body: dict[str, Any]) -> bool:
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        return True
+    config = body.get("toolConfig")
+    forced = config.get("toolChoice") if isinstance(config, dict) else None
+    return isinstance(forced, dict) and ("any" in forced or "tool" in forced)
