@@ -125,6 +125,11 @@ class ChangeKind(StrEnum):
     RESULT_AS_TEXT = "tool_result_as_text", PROVIDER
     PLACEHOLDER_ADDED = "placeholder_tool_defined", PROVIDER
     DEFINITION_RENAMED = "tool_definition_renamed", PROVIDER
+    LOOP_AS_TEXT = "tool_loop_as_text", PROVIDER
+    PREFILL_TRIMMED = "prefill_whitespace_trimmed", PROVIDER
+    PREFILL_ADDED = "prefill_added", PROVIDER
+    CALLS_SPLIT = "tool_calls_split", PROVIDER
+    CACHE_REMOVED = "cache_breakpoint_removed", PROVIDER
 
     # what an adapter leaves out of a framework's history before the fold or after it
     DROPPED_INVENTED_RESULT = "dropped_invented_result", ADAPTER, REPAIR

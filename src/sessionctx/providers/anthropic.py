@@ -6,12 +6,13 @@ import json
 import re
 from typing import Any
 
+from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
 from sessionctx.providers.violations import Violation
 
 CACHE = "cache_control"
-CACHE_REMOVED = "cache_breakpoint_removed"
+CACHE_REMOVED = ChangeKind.CACHE_REMOVED
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:

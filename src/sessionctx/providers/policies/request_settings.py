@@ -18,16 +18,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from sessionctx.changes import ChangeKind
 from sessionctx.errors import SessionctxError
 from sessionctx.providers.as_text import call_text, result_head
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
 from sessionctx.providers.violations import Violation
 
-LOOP_AS_TEXT = "tool_loop_as_text"
-PREFILL_TRIMMED = "prefill_whitespace_trimmed"
-PREFILL_ADDED = "prefill_added"
-CALLS_SPLIT = "tool_calls_split"
+LOOP_AS_TEXT = ChangeKind.LOOP_AS_TEXT
+PREFILL_TRIMMED = ChangeKind.PREFILL_TRIMMED
+PREFILL_ADDED = ChangeKind.PREFILL_ADDED
+CALLS_SPLIT = ChangeKind.CALLS_SPLIT
 
 
 class RequestError(SessionctxError, ValueError):
