@@ -314,3 +314,13 @@ def test_native_jsonl_with_tool_calls_arrays(tmp_path: Path) -> None:
     kinds = sorted((c["line"], c["kind"]) for c in report["changes"])
     assert kinds == [(2, "dropped_unpaired_call"), (2, "removed_empty_entry"),
                      (5, "dropped_duplicate_result"), (6, "removed_invalid_record")]
+
+
+def test_the_bundled_example_is_repaired(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parent.parent / "examples" / "interrupted.jsonl"
+    original = example.read_bytes()
+    path = _write(tmp_path, "interrupted.jsonl", original)
+    report = assert_repaired(path, original, "native", "--note-unpaired")
+    assert [p["id"] for p in report["pending_calls"]] == ["patch-1"]
+    note = next(o for o in objects(path.read_bytes()) if "outcome is unknown" in json.dumps(o))
+    assert note["role"] == "user" and note["timestamp"] == objects(original)[3]["timestamp"]

@@ -52,7 +52,7 @@ class Source:
 
 CORE = "core"  # records -> context: context.py, pairing.py, screenshots.py
 PROVIDER = "provider"  # context -> one provider's request body: providers/policies/
-FILE_REPAIR = "repair"  # `sessionctx repair` rewriting the stored file: repair/
+FILE_REPAIR = "repair"  # `sessionctx repair` rewriting the stored file: writeback/
 ADAPTER = "adapter"  # a framework's own objects read for the fold: adapters/
 REPAIR = True
 

@@ -39,8 +39,11 @@ def claude_code_note(anchor: dict[str, Any], parent: str | None, text: str
 
 def pi_note(anchor: dict[str, Any], parent: str | None, text: str
             ) -> tuple[dict[str, Any], str | None]:
+    inner = anchor.get("message") if anchor.get("type") == "message" else anchor
+    stamp = inner.get("timestamp") if isinstance(inner, dict) else None
     message = {"role": "user", "content": [{"type": "text", "text": text}],
-               "timestamp": int(datetime.now(UTC).timestamp() * 1000)}
+               "timestamp": stamp if isinstance(stamp, int) and not isinstance(stamp, bool)
+               else int(datetime.now(UTC).timestamp() * 1000)}
     if anchor.get("type") != "message":  # sessionctx's own records: a bare message
         return message, None
     if "id" not in anchor:  # a version 1 pi file: entries in file order, no ids

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sessionctx.context import Context, PendingCall, build_context
 from sessionctx.errors import SessionctxError
+from sessionctx.importers.detect import decode_document
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
-from sessionctx.writeback import claude_code, codex, native, notes
+from sessionctx.writeback import claude_code, codex, documents, native, notes
+from sessionctx.writeback.common import remove_unreadable
 from sessionctx.writeback.edits import Fix, Lines
+from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.wanted import Wanted, wanted
 
 Planner = Callable[[Lines, ReadResult, Wanted, "notes.NoteMaker | None"], list[Fix]]
@@ -25,6 +29,10 @@ LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
     "pi": (native.plan, notes.pi_note),
     "native": (native.plan, notes.pi_note),
 }
+
+
+LINK_KEYS: dict[str, LinkKeys] = {"claude-code": claude_code.KEYS, "pi": native.KEYS,
+                                  "native": native.KEYS}
 
 
 class RepairError(SessionctxError):
@@ -51,26 +59,61 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
     result = read_raw(raw, path, fmt)
     if result.fatal:
         raise RepairError("; ".join(str(p) for p in result.problems if p.fatal))
-    if chosen not in LINE_FORMATS or raw.lstrip()[:1] == b"[" or _is_document(raw):
-        raise RepairError(f"{path or 'the input'}: repair writes JSONL sessions "
-                          f"(claude-code, codex, pi, native); this {chosen} file is one JSON "
-                          "document")
     ctx = _context(result, leaf)
-    planner, builder = LINE_FORMATS[chosen]
-    lines = Lines(raw)
-    maker = notes.NoteMaker(builder) if note_unpaired else None
-    fixes = sorted(planner(lines, result, wanted(ctx), maker),
-                   key=lambda f: (f.line or 0, f.action == "inserted"))
-    after = lines.render()
+    document = _document(raw, chosen)
+    if document is not None:
+        if chosen not in documents.FORMATS:
+            raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
+                              "sessions stored as one JSON document")
+        after, fixes = documents.plan(raw, document, chosen, wanted(ctx, by_line=False),
+                                      note_unpaired)
+    else:
+        if chosen not in LINE_FORMATS:
+            raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
+                              "sessions")
+        after, fixes, ctx = _plan_lines(raw, path, chosen, result, ctx, leaf, note_unpaired)
     return Plan(chosen, raw, after, fixes, ctx.pending_calls,
                 remaining(after, path, chosen, leaf))
 
 
-def _is_document(raw: bytes) -> bool:
-    from sessionctx.importers.detect import decode_document
+def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx: Context,
+                leaf: str | None, note_unpaired: bool) -> tuple[bytes, list[Fix], Context]:
+    """Unreadable lines go first, their children re-attached: that can join a chain the torn
+    line had cut, so what else needs repair is read from the file as it is then. Fixes and
+    pending calls name the lines of the original."""
+    planner, builder = LINE_FORMATS[fmt]
+    keys = LINK_KEYS.get(fmt)
+    first = Lines(raw)
+    fixes = remove_unreadable(first, result.problems)
+    if keys is not None and first.removed:
+        fixes += Links(first, first.removed, keys).relink()
+    origin = list(first.kept())  # line n of the file after this step is origin[n - 1]
+    if fixes:
+        raw = first.render()
+        result = read_raw(raw, path, fmt)
+        ctx = _context(result, leaf)
+    lines = Lines(raw)
+    maker = notes.NoteMaker(builder) if note_unpaired else None
+    for fix in planner(lines, result, wanted(ctx), maker):
+        fix.line = origin[fix.line - 1] if fix.line is not None else None
+        fixes.append(fix)
+    for pending in ctx.pending_calls:
+        if pending.record.line is not None:
+            pending.record.line = origin[pending.record.line - 1]
+    fixes.sort(key=lambda f: (f.line or 0, f.action == "inserted"))
+    return lines.render(), fixes, ctx
 
-    return raw.lstrip()[:1] == b"{" and isinstance(decode_document(raw), dict) and (
-        raw.strip().count(b"\n") > 0)
+
+def _document(raw: bytes, chosen: str) -> Any:
+    """The file as one JSON document when it is stored as one, else None (JSONL)."""
+    body = raw.strip()
+    if body[:1] not in (b"[", b"{"):
+        return None
+    document = decode_document(raw)
+    if isinstance(document, list) or (isinstance(document, dict) and (
+            chosen not in LINE_FORMATS or b"\n" in body)):
+        return document
+    return None
 
 
 def _context(result: ReadResult, leaf: str | None) -> Context:

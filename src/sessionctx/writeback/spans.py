@@ -45,14 +45,23 @@ def value_end(text: bytes, pos: int) -> int:
 
 
 def _container(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int]], int]:
-    """The members of the object or array at `pos` as (key or index, start, end), and its end."""
+    """The members of the object or array at `pos` as (key or index, start, end) of each value,
+    and where the container ends."""
+    found, end = _members(text, pos)
+    return [(key, start, stop) for key, _, start, stop in found], end
+
+
+def _members(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int, int]], int]:
+    """(key or index, where the member starts (its key, in an object), value start, value end)
+    of each member of the container at `pos`, and where it ends."""
     close = b"}" if text[pos:pos + 1] == b"{" else b"]"
-    members: list[tuple[Any, int, int]] = []
+    members: list[tuple[Any, int, int, int]] = []
     i = _ws(text, pos + 1)
     if text[i:i + 1] == close:
         return members, i + 1
     while True:
         key: Any = len(members)
+        member_start = i
         if close == b"}":
             match = _STRING.match(text, i)
             if match is None:
@@ -63,7 +72,7 @@ def _container(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int]], int]:
                 raise SpanError(f"expected ':' at byte {i}")
             i = _ws(text, i + 1)
         end = value_end(text, i)
-        members.append((key, i, end))
+        members.append((key, member_start, i, end))
         i = _ws(text, end)
         sep = text[i:i + 1]
         if sep == close:
@@ -102,24 +111,40 @@ def replace(text: bytes, path: Path, value: Any) -> bytes:
 
 
 def delete(text: bytes, path: Path, index: int) -> bytes:
-    """`text` without member `index` of the array at `path`, and the comma that joined it."""
-    items = members(text, path)
-    _, start, end = items[index]
+    """`text` without member `index` (by position) of the array or object at `path`, and the
+    comma that joined it."""
+    container_start, container_end = span(text, path)
+    if text[container_start:container_start + 1] not in (b"{", b"["):
+        raise SpanError(f"the value at {list(path)} is not an object or array")
+    items = _members(text, container_start)[0]
+    _, start, _, end = items[index]
     if len(items) == 1:
-        container_start, container_end = span(text, path)
         return text[:container_start + 1] + text[container_end - 1:]
     if index + 1 < len(items):
         return text[:start] + text[items[index + 1][1]:]
-    return text[:items[index - 1][2]] + text[end:]
+    return text[:items[index - 1][3]] + text[end:]
 
 
-def insert_after(text: bytes, path: Path, index: int, item: bytes) -> bytes:
-    """`text` with `item` (encoded JSON) placed after member `index` of the array at `path`,
-    with the same separator the array uses between its members."""
+def insert_after(text: bytes, path: Path, index: int, value: Any) -> bytes:
+    """`text` with `value` placed after member `index` of the array at `path`, joined and
+    indented as the array's members are (a compact array stays compact)."""
     items = members(text, path)
     _, _, end = items[index]
-    sep = b", " if len(items) < 2 else text[items[0][2]:items[1][1]]
-    return text[:end] + sep + item + text[end:]
+    if len(items) >= 2:
+        sep = text[items[0][2]:items[1][1]]
+    else:
+        line_start = text.rfind(b"\n", 0, items[index][1]) + 1
+        indent = text[line_start:items[index][1]]
+        sep = b",\n" + indent if not indent.strip() and line_start > 0 else b","
+    return text[:end] + sep + _indented(value, sep) + text[end:]
+
+
+def _indented(value: Any, sep: bytes) -> bytes:
+    if b"\n" not in sep:
+        return encode(value)
+    indent = sep.rsplit(b"\n", 1)[1]
+    pretty = json.dumps(value, ensure_ascii=False, indent=2).encode("utf-8", "backslashreplace")
+    return pretty.replace(b"\n", b"\n" + indent)
 
 
 def encode(value: Any) -> bytes:

@@ -1,0 +1,226 @@
+"""Sessions stored as one JSON document, written back repaired: Gemini CLI sessions, OpenAI chat
+message lists (SWE-agent `.traj`, OpenHands), sessionctx's own arrays and xopc envelopes.
+
+The unit is an item of the document's message array: an item a repair does not name keeps its
+bytes, and so does everything around the array. A Gemini CLI call with no response leaves its
+message's `toolCalls`; an OpenAI chat call leaves `tool_calls`; a result that answers nothing
+leaves the array; so does a message left with nothing to say.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sessionctx.changes import ChangeKind
+from sessionctx.context import interrupted_note
+from sessionctx.messages import calls, has_substance
+from sessionctx.records import message_view
+from sessionctx.writeback import spans
+from sessionctx.writeback.common import last
+from sessionctx.writeback.edits import REMOVED_EMPTY, REMOVED_INVALID, Fix
+from sessionctx.writeback.wanted import Wanted
+
+Path = list[str | int]
+
+
+def items_path(document: Any) -> Path | None:
+    """Where the message array sits in the document; None for a single message object."""
+    if isinstance(document, list):
+        return []
+    if isinstance(document, dict):
+        for key in ("messages", "history"):
+            if isinstance(document.get(key), list):
+                return [key]
+    return None
+
+
+@dataclass(slots=True)
+class _Item:
+    """The edits one item gets: members taken out of its arrays, whether it goes, its note."""
+
+    cut: dict[str, list[int]] = field(default_factory=dict)  # array key -> indexes
+    drop_keys: list[str] = field(default_factory=list)  # keys left empty and taken out
+    remove: bool = False
+    note: dict[str, Any] | None = None
+
+
+# (the item, its edits so far, the call id, how many to take out) -> the calls taken out
+CallCutter = Callable[[dict[str, Any], _Item, "str | None", int], list[dict[str, Any]]]
+
+
+def _cut_members(item: dict[str, Any], edits: _Item, key: str, call_id: str | None,
+                 count: int, answered: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+    members = item.get(key)
+    if not isinstance(members, list):
+        return []
+    held = [(i, m) for i, m in enumerate(members) if isinstance(m, dict) and (
+        m.get("id") == call_id or (call_id is None and not isinstance(m.get("id"), str)))
+        and not answered(m)]
+    gone = last(held, count)
+    edits.cut.setdefault(key, []).extend(i for i, _ in gone)
+    if len(set(edits.cut[key])) == len(members) and key not in edits.drop_keys:
+        edits.drop_keys.append(key)
+    return [m for _, m in gone]
+
+
+def _gemini_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
+                count: int) -> list[dict[str, Any]]:
+    def has_response(call: dict[str, Any]) -> bool:
+        return isinstance(call.get("result"), list) and bool(call["result"])
+
+    return _cut_members(item, edits, "toolCalls", call_id, count, has_response)
+
+
+def _chat_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
+              count: int) -> list[dict[str, Any]]:
+    return _cut_members(item, edits, "tool_calls", call_id, count, lambda _: False)
+
+
+def _native_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
+                count: int) -> list[dict[str, Any]]:
+    view = message_view(item)
+    gone = last([c for c in calls(view) if c.id == call_id], count)
+    for c in gone:
+        edits.cut.setdefault(c.where[0], []).append(c.where[1])
+    tool_calls = view.get("tool_calls")
+    if isinstance(tool_calls, list) and tool_calls and len(set(edits.cut.get(
+            "tool_calls", []))) == len(tool_calls) and "tool_calls" not in edits.drop_keys:
+        edits.drop_keys.append("tool_calls")
+    return [{"id": c.id, "name": c.name} for c in gone]
+
+
+def _gemini_left(item: dict[str, Any], edits: _Item) -> bool:
+    kept_calls = len(item.get("toolCalls") or []) - len(set(edits.cut.get("toolCalls", [])))
+    content = item.get("content")
+    return kept_calls > 0 or bool(item.get("thoughts")) or (
+        bool(content) if not isinstance(content, str) else bool(content.strip()))
+
+
+def _chat_left(item: dict[str, Any], edits: _Item) -> bool:
+    kept = len(item.get("tool_calls") or []) - len(set(edits.cut.get("tool_calls", [])))
+    content = item.get("content")
+    return kept > 0 or (bool(content.strip()) if isinstance(content, str) else bool(content))
+
+
+def _native_left(item: dict[str, Any], edits: _Item) -> bool:
+    view = dict(message_view(item))
+    for key, indexes in edits.cut.items():
+        members = view.get(key)
+        if isinstance(members, list):
+            view[key] = [m for i, m in enumerate(members) if i not in indexes]
+    return has_substance(view)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _gemini_note(text: str) -> dict[str, Any]:
+    return {"id": str(uuid.uuid4()), "timestamp": _now(), "type": "user",
+            "content": [{"text": text}]}
+
+
+def _chat_note(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def _native_note(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentFormat:
+    cut: CallCutter
+    left: Callable[[dict[str, Any], _Item], bool]
+    note: Callable[[str], dict[str, Any]]
+
+
+FORMATS = {
+    "gemini-cli": DocumentFormat(_gemini_cut, _gemini_left, _gemini_note),
+    "openai-chat": DocumentFormat(_chat_cut, _chat_left, _chat_note),
+    "native": DocumentFormat(_native_cut, _native_left, _native_note),
+    "pi": DocumentFormat(_native_cut, _native_left, _native_note),
+}
+
+
+def plan(raw: bytes, document: Any, fmt: str, wanted: Wanted, note_unpaired: bool
+         ) -> tuple[bytes, list[Fix]]:
+    """The repaired document and the fixes, items named by their index."""
+    shape = FORMATS[fmt]
+    where = items_path(document)
+    items: list[Any] = [document] if where is None else _dig(document, where)
+    edits: dict[int, _Item] = {}
+    fixes: list[Fix] = []
+
+    def item(i: int) -> dict[str, Any] | None:
+        value = items[i] if 0 <= i < len(items) else None
+        return value if isinstance(value, dict) else None
+
+    for (i, call_id), changes in wanted.unpaired.items():
+        obj = item(i)
+        if obj is None:
+            continue
+        mine = edits.setdefault(i, _Item())
+        gone = shape.cut(obj, mine, call_id, len(changes))
+        named = [(_name(g), g.get("id") if isinstance(g.get("id"), str) else None)
+                 for g in gone]
+        fixes.extend(Fix(ChangeKind.DROPPED_UNPAIRED_CALL, changes[0].reason, index=i,
+                         detail={"tool_call_id": cid, "name": name}) for name, cid in named)
+        if gone and not shape.left(obj, mine) and where is not None:
+            mine.remove = True
+            fixes.append(Fix(REMOVED_EMPTY, "nothing is left in the message", index=i,
+                             action="removed"))
+        if gone and note_unpaired:
+            mine.note = shape.note(interrupted_note(named))
+            fixes.append(Fix(ChangeKind.INTERRUPTED_NOTE_ADDED, "told the model the call was "
+                             "interrupted, outcome unknown", index=i, action="inserted",
+                             detail={"tool_call_ids": [cid for _, cid in named]}))
+    if where is not None:
+        for (i, call_id), changes in wanted.results.items():
+            if item(i) is not None and fmt != "gemini-cli":
+                edits.setdefault(i, _Item()).remove = True
+                fixes.append(Fix(changes[0].kind, changes[0].reason, index=i,
+                                 action="removed", detail={"tool_call_id": call_id}))
+        for i, change in [*wanted.empty.items(), *wanted.invalid.items()]:
+            mine = edits.setdefault(i, _Item())
+            if not mine.remove and item(i) is not None:
+                mine.remove = True
+                kind = REMOVED_INVALID if i in wanted.invalid else REMOVED_EMPTY
+                fixes.append(Fix(kind, change.reason, index=i, action="removed"))
+    text = raw
+    for i in sorted(edits, reverse=True):
+        text = _apply(text, where, i, item(i) or {}, edits[i])
+    return text, sorted(fixes, key=lambda f: (f.index or 0, f.action == "inserted"))
+
+
+def _name(call: dict[str, Any]) -> str | None:
+    function = call.get("function")
+    name = function.get("name") if isinstance(function, dict) else call.get("name")
+    return name if isinstance(name, str) else None
+
+
+def _dig(document: Any, path: Path) -> list[Any]:
+    for step in path:
+        document = document[step]
+    return document  # type: ignore[no-any-return]
+
+
+def _apply(text: bytes, where: Path | None, i: int, obj: dict[str, Any], edits: _Item) -> bytes:
+    at: Path = [] if where is None else [*where, i]
+    prefix: Path = [*at, "message"] if message_view(obj) is not obj else at
+    for key, indexes in edits.cut.items():
+        if key in edits.drop_keys:
+            names = [k for k, _, _ in spans.members(text, prefix)]
+            text = spans.delete(text, prefix, names.index(key))
+            continue
+        for j in sorted(set(indexes), reverse=True):
+            text = spans.delete(text, [*prefix, key], j)
+    if where is not None and edits.note is not None:
+        text = spans.insert_after(text, where, i, edits.note)
+    if where is not None and edits.remove:
+        text = spans.delete(text, where, i)
+    return text

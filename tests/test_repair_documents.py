@@ -1,0 +1,138 @@
+"""Repair writes back sessions stored as one JSON document: Gemini CLI sessions, SWE-agent
+trajectories, OpenHands message lists and sessionctx's own arrays. An item of the message array
+that no change names keeps its bytes, and so does everything around the array."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionctx.writeback import spans
+from tests.repair_helpers import check_ok, repair_json
+
+GEMINI = "gemini-cli/tool-result-cancelled.json"
+TRAJ = "swe-agent/function_calling_simple.traj"
+OPENHANDS = "openhands/fncall-llm-message.json"
+
+
+def _items(raw: bytes, where: list[str | int]) -> tuple[list[bytes], bytes, bytes]:
+    start, end = spans.span(raw, where)
+    members = spans.members(raw, where)
+    return [raw[s:e] for _, s, e in members], raw[:start], raw[end:]
+
+
+def assert_items_repaired(path: Path, original: bytes, where: list[str | int], fmt: str,
+                          *extra: str) -> dict[str, Any]:
+    code, report = repair_json(path, "--from", fmt, *extra)
+    assert code == 0, report
+    assert report["written"]
+    after = path.read_bytes()
+    check_ok(path, fmt)
+    json.loads(after)
+    old, old_head, old_tail = _items(original, where)
+    new, new_head, new_tail = _items(after, where)
+    assert (old_head, old_tail) == (new_head, new_tail)
+    kept: set[int] = set()
+    for block in difflib.SequenceMatcher(None, old, new, autojunk=False).get_matching_blocks():
+        kept.update(range(block.a, block.a + block.size))
+    named = {c["index"] for c in report["changes"] if c["action"] != "inserted"}
+    assert set(range(len(old))) - kept == named
+    assert Path(report["backup"]).read_bytes() == original
+    return report
+
+
+def _dump(document: Any) -> bytes:
+    return json.dumps(document, indent=2, ensure_ascii=False).encode() + b"\n"
+
+
+def test_gemini_cli_session_loses_the_call_with_no_response(tmp_path: Path,
+                                                             fixtures: Path) -> None:
+    gemini = json.loads((fixtures / GEMINI).read_bytes())
+    answered = json.loads(json.dumps(gemini))
+    del gemini["toolCalls"][0]["result"]  # killed before the response was recorded
+    session = {"sessionId": "5f0c", "projectHash": "ab12", "startTime": gemini["timestamp"],
+               "lastUpdated": gemini["timestamp"], "messages": [
+                   {"id": "u1", "timestamp": gemini["timestamp"], "type": "user",
+                    "content": "start python"}, answered, gemini,
+                   {"id": "u2", "timestamp": gemini["timestamp"], "type": "user",
+                    "content": "and now?"}]}
+    original = _dump(session)
+    path = tmp_path / "session-2025.json"
+    path.write_bytes(original)
+    report = assert_items_repaired(path, original, ["messages"], "gemini-cli",
+                                   "--note-unpaired")
+    assert [(c["kind"], c["index"]) for c in report["changes"]] == [
+        ("dropped_unpaired_call", 2), ("interrupted_note_added", 2)]
+    after = json.loads(path.read_bytes())
+    assert "toolCalls" not in after["messages"][2]  # its content and thoughts stay
+    assert after["messages"][2]["thoughts"] == gemini["thoughts"]
+    assert "outcome is unknown" in json.dumps(after["messages"][3])
+    assert after["messages"][3]["type"] == "user"
+
+
+def test_a_gemini_message_that_holds_its_response_needs_nothing(tmp_path: Path,
+                                                                 fixtures: Path) -> None:
+    path = tmp_path / "message.json"
+    path.write_bytes((fixtures / GEMINI).read_bytes())
+    code, report = repair_json(path)
+    assert code == 0 and not report["written"] and report["changes"] == []
+
+
+def traj_variant(fixtures: Path) -> bytes:
+    document = json.loads((fixtures / TRAJ).read_bytes())
+    history = document["history"]
+    del history[-1]  # the last observation never came back
+    history.insert(3, {"role": "tool", "content": "stale", "tool_call_ids": ["call_gone"],
+                       "agent": "main", "message_type": "observation"})
+    return _dump(document)
+
+
+def test_swe_agent_trajectory(tmp_path: Path, fixtures: Path) -> None:
+    original = traj_variant(fixtures)
+    path = tmp_path / "run.traj"
+    path.write_bytes(original)
+    report = assert_items_repaired(path, original, ["history"], "openai-chat")
+    assert sorted((c["kind"], c["index"]) for c in report["changes"]) == [
+        ("dropped_orphan_result", 3), ("dropped_unpaired_call", 11)]
+    last = json.loads(path.read_bytes())["history"][-1]
+    assert last["role"] == "assistant" and "tool_calls" not in last and last["content"]
+
+
+@pytest.mark.parametrize("case", ["unanswered", "duplicate"])
+def test_openhands_message_list(tmp_path: Path, fixtures: Path, case: str) -> None:
+    messages = json.loads((fixtures / OPENHANDS).read_bytes())
+    if case == "unanswered":
+        del messages[5]
+    else:
+        messages.insert(6, {**messages[5], "content": [{"type": "text", "text": "again"}]})
+    original = _dump(messages)
+    path = tmp_path / "messages.json"
+    path.write_bytes(original)
+    report = assert_items_repaired(path, original, [], "openai-chat")
+    kinds = [c["kind"] for c in report["changes"]]
+    assert kinds == (["dropped_unpaired_call"] if case == "unanswered"
+                     else ["dropped_duplicate_result"])
+
+
+def test_native_array_of_records(tmp_path: Path) -> None:
+    records = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "ls",
+                                           "arguments": {}}]},
+        {"role": "toolResult", "toolCallId": "c7", "content": [{"type": "text", "text": "x"}]},
+        {"role": "user", "content": [{"type": "text", "text": "again"}]},
+    ]
+    original = json.dumps(records).encode()
+    path = tmp_path / "records.json"
+    path.write_bytes(original)
+    report = assert_items_repaired(path, original, [], "native", "--note-unpaired")
+    assert sorted((c["index"], c["kind"]) for c in report["changes"]) == [
+        (1, "dropped_unpaired_call"), (1, "interrupted_note_added"),
+        (1, "removed_empty_entry"), (2, "dropped_orphan_result")]
+    after = json.loads(path.read_bytes())
+    assert [m["role"] for m in after] == ["user", "user", "user"]
+    assert "outcome is unknown" in after[1]["content"][0]["text"]
