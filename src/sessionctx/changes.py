@@ -17,7 +17,11 @@ import msgspec
 class Source:
     """Where a record came from: a line of a file, an element of a JSON array, or a store seq.
 
-    `part` is set for a message that lives inside a record (a checkpoint's messages).
+    `part` is set for a message that lives inside a record (a checkpoint's messages). A record
+    an importer gathered from several lines keeps the line of each piece, so what concerns one
+    piece names its own line: `block_lines` for the content blocks of a message (the streamed
+    lines of one Claude Code message, the items of one Codex turn), `message_lines` for the
+    messages of a checkpoint (the entries a pi compaction kept).
     """
 
     line: int | None = None
@@ -25,6 +29,27 @@ class Source:
     seq: int | None = None
     path: str | None = None
     part: int | None = None
+    block_lines: tuple[int, ...] | None = None
+    message_lines: tuple[int | None, ...] | None = None
+
+    def key(self) -> tuple[int | None, int | None, int | None]:
+        """What names the record: its line, array index or store seq."""
+        return (self.line, self.index, self.seq)
+
+    def of_block(self, i: int) -> Source:
+        """Where content block `i` of this record's message came from."""
+        lines = self.block_lines
+        if lines is None or i >= len(lines) or lines[i] == self.line:
+            return self
+        return Source(line=lines[i], path=self.path)
+
+    def of_message(self, i: int) -> Source:
+        """Where message `i` of this checkpoint came from: the record it was kept from, or the
+        checkpoint itself (as its part `i`)."""
+        lines = self.message_lines
+        if lines is not None and i < len(lines) and lines[i] not in (None, self.line):
+            return Source(line=lines[i], path=self.path)
+        return Source(self.line, self.index, self.seq, self.path, i)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

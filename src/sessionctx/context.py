@@ -22,7 +22,7 @@ from sessionctx.messages import (
     text_of,
     without_calls,
 )
-from sessionctx.pairing import OpenCall, Pairing
+from sessionctx.pairing import OpenCall, Pairing, Unpaired
 from sessionctx.records import (
     CHECKPOINT,
     CONTEXT,
@@ -153,8 +153,7 @@ class ContextBuilder:
             record.source, detail={"replaced_messages": replaced,
                                    "checkpoint_messages": len(view["messages"])}))
         for i, message in enumerate(view["messages"]):
-            src = record.source
-            self._add_message(message, Source(src.line, src.index, src.seq, src.path, i))
+            self._add_message(message, record.source.of_message(i))
 
     def _add_local_command(self, view: dict[str, Any], source: Source) -> None:
         command = view.get("command")
@@ -193,11 +192,9 @@ class ContextBuilder:
     def _add_message(self, message: Message, source: Source) -> None:
         if is_result(message):
             answered = self._pairing.answer(result_id(message))
-            if isinstance(answered, str):
-                kind = (ChangeKind.DROPPED_DUPLICATE_RESULT if "second result" in answered
-                        else ChangeKind.DROPPED_ORPHAN_RESULT)
-                self._log.append(_Logged(kind, f"tool result dropped: {answered}", source,
-                                         detail={"tool_call_id": result_id(message)}))
+            if isinstance(answered, Unpaired):
+                self._log.append(_Logged(answered.kind, f"tool result dropped: {answered.reason}",
+                                         source, detail={"tool_call_id": result_id(message)}))
                 return
             slot = self._push(message, source)
             name = answered.call.name or message.get("toolName")
@@ -288,12 +285,13 @@ class _Assembly:
                 source, len(messages), {"images": count}))
         kept = message.get("role") != "assistant" or has_substance(message)
         for c in lost:
-            self.pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments, source))
+            held = source.of_block(c.call.where[1]) if c.call.where[0] == "content" else source
+            self.pending.append(PendingCall(c.call.id, c.call.name, c.call.arguments, held))
             why = "it has no id" if c.call.id is None else "no result follows it"
             changes.append(Change(
                 ChangeKind.DROPPED_UNPAIRED_CALL,
                 f"call {c.call.name or '?'} ({c.call.id or 'no id'}) removed: {why}",
-                source, len(messages) if kept else None,
+                held, len(messages) if kept else None,
                 {"tool_call_id": c.call.id, "name": c.call.name}))
         if not kept:
             why = ("nothing is left after removing its unpaired calls" if lost
@@ -324,6 +322,19 @@ def build_context(records: Iterable[Record], options: BuildOptions | None = None
     """The messages the model should see for these records, with every change explained."""
     with paused_gc():
         return ContextBuilder(options).extend(records).context()
+
+
+def nothing_sent(records: list[Record], ctx: Context) -> str | None:
+    """Why records that are there give the model nothing at all, or None when they give it
+    something (or there are none): every provider refuses a request with no message."""
+    if ctx.messages or not records:
+        return None
+    kinds: dict[str, int] = {}
+    for record in records:
+        kinds[record.kind] = kinds.get(record.kind, 0) + 1
+    held = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    return f"nothing would reach the model: none of the {len(records)} record(s) read ({held}) " \
+           "gives it a message"
 
 
 def is_displayed(record: Record) -> bool:
@@ -386,6 +397,9 @@ def _skip(record: Record) -> _Logged:
                        record.source)
     if record.kind in _SKIP_REASONS:
         kind, reason = _SKIP_REASONS[record.kind]
+        note = record.view.get("note") if record.kind == CONTEXT else None
+        if isinstance(note, str) and note:
+            reason = f"{note}: not sent to the model"  # the importer's cause, not the rule
         return _Logged(kind, reason, record.source)
     view = record.view
     what = view.get("type") or view.get("role") or "untyped"

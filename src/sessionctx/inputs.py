@@ -68,6 +68,7 @@ def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
     result = importer(chosen)(raw, path, document, progress)
     if fmt == "auto" and result.fatal:
         return _no_format(path, result)
+    result.format = chosen
     return result
 
 

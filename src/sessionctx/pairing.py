@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from sessionctx.changes import ChangeKind
 from sessionctx.messages import Call
 
 
@@ -19,6 +21,13 @@ class OpenCall:
     slot: int
     call: Call
     paired: bool = False
+
+
+class Unpaired(NamedTuple):
+    """Why a result answers no call: an orphan (no earlier open call) or a duplicate."""
+
+    kind: ChangeKind
+    reason: str
 
 
 @dataclass(slots=True)
@@ -43,15 +52,16 @@ class Pairing:
             yield from queue
         yield from self._without_id
 
-    def answer(self, call_id: str | None) -> OpenCall | str:
+    def answer(self, call_id: str | None) -> OpenCall | Unpaired:
         """The call a result with `call_id` answers, or why it answers none."""
         if call_id is None:
-            return "the result carries no call id"
+            return Unpaired(ChangeKind.DROPPED_ORPHAN_RESULT, "the result carries no call id")
         queue = self._open.get(call_id)
         if not queue:
             if call_id in self._answered:
-                return f"a second result for call {call_id}, which already has one"
-            return f"no earlier call has id {call_id}"
+                return Unpaired(ChangeKind.DROPPED_DUPLICATE_RESULT,
+                                f"a second result for call {call_id}, which already has one")
+            return Unpaired(ChangeKind.DROPPED_ORPHAN_RESULT, f"no earlier call has id {call_id}")
         entry = queue.popleft()
         if not queue:
             del self._open[call_id]

@@ -92,6 +92,7 @@ class Problem:
 class ReadResult:
     records: list[Record] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    format: str = "native"  # the format the input was read in (inputs.FORMATS)
 
     @property
     def fatal(self) -> bool:
@@ -584,3 +585,18 @@ def file_size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+SourceKey = tuple[int | None, int | None, int | None]
+
+
+def owner_keys(records: Iterable[Record]) -> dict[SourceKey, SourceKey]:
+    """Every place a change or a call can name -> the key of the record that holds it: a
+    record's own key, and each line of a record gathered from several lines."""
+    out: dict[SourceKey, SourceKey] = {}
+    for record in records:
+        key = record.source.key()
+        out.setdefault(key, key)
+        for line in record.source.block_lines or ():
+            out.setdefault((line, None, None), key)
+    return out

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.changes import ChangeKind, Source
 from sessionctx.cli.app import emit_json, fail, main, warn_problems
 from sessionctx.cli.loader import Loaded, SessionSource, load
 from sessionctx.cli.options import (
@@ -19,9 +19,14 @@ from sessionctx.cli.options import (
     provider_options,
     source_options,
 )
-from sessionctx.context import BuildOptions, Context, display_messages, is_displayed
-from sessionctx.records import MESSAGE, Problem, Record
-from sessionctx.render import format_change, format_message, summarize_message
+from sessionctx.context import (
+    BuildOptions,
+    Context,
+    display_messages,
+    nothing_sent,
+)
+from sessionctx.records import MESSAGE, Problem
+from sessionctx.render import format_change, format_message
 
 if TYPE_CHECKING:
     from sessionctx.providers import Request
@@ -123,6 +128,9 @@ def problems_of(loaded: Loaded, ctx: Context) -> list[dict[str, Any]]:
     out.extend({"kind": c.kind, "message": c.reason,
                 "record": c.record.to_json() if c.record else None}
                for c in ctx.changes if c.is_repair)
+    empty = nothing_sent(loaded.records, ctx)
+    if empty is not None:
+        out.append({"kind": "nothing_sent", "message": empty, "record": None})
     return out
 
 
@@ -175,7 +183,7 @@ def check(source: SessionSource, as_json: bool, options: BuildOptions,
                         for u in report["undefined_tools"])
     ok = not problems
     if as_json:
-        out: dict[str, Any] = {"ok": ok, "problems": problems,
+        out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems,
                                "changes": [c.to_json() for c in ctx.changes],
                                "pending_calls": [p.to_json() for p in ctx.pending_calls]}
         if report is not None:
@@ -202,33 +210,8 @@ def explain(source: SessionSource, options: BuildOptions) -> None:
     loaded = load(source)
     warn_problems(loaded.problems)
     ctx = loaded.context(options)
-    for line in explain_lines(loaded.records, ctx):
+    from sessionctx.explain import explain_lines
+
+    for line in explain_lines(loaded.records, ctx, loaded.label, loaded.format):
         click.echo(line)
     _print_pending(ctx)
-
-
-def explain_lines(records: list[Record], ctx: Context) -> list[str]:
-    """One row per stored record: what it is, whether a person sees it, what the model gets."""
-    by_source: dict[tuple[int | None, int | None, int | None], list[Change]] = {}
-    for change in ctx.changes:
-        if change.record is not None:
-            r = change.record
-            by_source.setdefault((r.line, r.index, r.seq), []).append(change)
-    in_context: dict[tuple[int | None, int | None, int | None], list[int]] = {}
-    for i, src in enumerate(ctx.sources):
-        in_context.setdefault((src.line, src.index, src.seq), []).append(i)
-    rows = [f"{'record':<14} {'kind':<18} {'display':<8} context",
-            f"{'-' * 14} {'-' * 18} {'-' * 8} {'-' * 40}"]
-    for record in records:
-        key = (record.source.line, record.source.index, record.source.seq)
-        displayed = "shown" if is_displayed(record) else "hidden"
-        targets = in_context.get(key, [])
-        fate = ", ".join(f"#{i}" for i in targets) if targets else "not sent"
-        rows.append(f"{record.source.label():<14} {record.kind:<18} {displayed:<8} {fate}  "
-                    f"{summarize_message(record.view, 50)}")
-        for change in by_source.get(key, []):
-            if change.kind != ChangeKind.SKIPPED_METADATA:
-                rows.append(f"{'':<14} {'':<18} {'':<8} ^ {change.kind}: {change.reason}")
-    rows.append(f"\n{len(records)} record(s) stored, {len(ctx.messages)} message(s) for the "
-                f"model, {len(ctx.repairs)} repair(s)")
-    return rows

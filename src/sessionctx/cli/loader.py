@@ -47,6 +47,7 @@ class Loaded:
     problems: list[Problem]
     off_branch: list[Record]
     label: str
+    format: str = "native"  # the format PATH was read in; a store holds native records
 
     def context(self, options: BuildOptions | None = None) -> Context:
         """The model's context, its change log opening with the entries left off the branch."""
@@ -107,14 +108,16 @@ def load(source: SessionSource) -> Loaded:
     if source.path is not None:
         result = read_file(source.path, source.fmt)
         records, problems, label = result.records, result.problems, source.path
+        fmt = result.format
     else:
         records, problems, label = _store_records(source), [], f"session {source.session}"
+        fmt = "native"
     try:
         kept, off = select_branch(records, source.leaf)
     except NoSuchEntry:
         raise click.BadParameter(f"no entry with id {source.leaf!r}",
                                  param_hint="--leaf") from None
-    return Loaded(kept, problems, off, label)
+    return Loaded(kept, problems, off, label, fmt)
 
 
 def open_target(source: SessionSource) -> Target:

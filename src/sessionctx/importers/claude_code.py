@@ -133,10 +133,11 @@ class _Assistant:
         self.lineno = lineno
         self.entries: list[Obj] = []
         self.blocks: list[Obj] = []
+        self.block_lines: list[int] = []  # the line each block came from
         self.seen: list[Any] = []  # the source blocks held, to skip repeats
         self.message: Obj = {}
 
-    def add(self, entry: Obj, lost: list[str]) -> None:
+    def add(self, entry: Obj, lost: list[str], lineno: int) -> None:
         self.entries.append(entry)
         message = entry.get("message") or {}
         self.message = message
@@ -150,6 +151,7 @@ class _Assistant:
             native = _assistant_block(block, lost)
             if native is not None:
                 self.blocks.append(native)
+                self.block_lines.append(lineno)
 
     def native(self) -> Obj:
         has_call = any(b["type"] == "toolCall" for b in self.blocks)
@@ -208,10 +210,10 @@ def read(raw: bytes, path: str | None, document: Any = None,
             mid = message.get("id")
             group = by_id.get(mid) if isinstance(mid, str) else None
             if group is not None:
-                group.add(entry, lost)
+                group.add(entry, lost, lineno)
             else:
                 group = _Assistant(lineno, entry)
-                group.add(entry, lost)
+                group.add(entry, lost, lineno)
                 if isinstance(mid, str):
                     by_id[mid] = group
                 pending.append((lineno, group))
@@ -242,7 +244,9 @@ def read(raw: bytes, path: str | None, document: Any = None,
         pending.sort(key=lambda p: p[0])
     for lineno, item in pending:
         if isinstance(item, _Assistant):
-            item_src = Source(line=lineno, path=path)
+            several = len(item.entries) > 1
+            item_src = Source(line=lineno, path=path,
+                              block_lines=tuple(item.block_lines) if several else None)
             result.records.append(message_record(item.native(), item_src, item.entries, FORMAT))
         else:
             result.records.append(item)

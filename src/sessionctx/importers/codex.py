@@ -46,7 +46,9 @@ class _Converter:
         self.names: dict[str, str] = {}
         self.turn: list[Obj] = []
         self.turn_items: list[Obj] = []
-        self.out: list[tuple[Obj, list[Obj]]] = []
+        self.block_items: list[Obj] = []  # the item each block of the turn came from
+        # (message, its items, the item of each of its content blocks)
+        self.out: list[tuple[Obj, list[Obj], list[Obj]]] = []
 
     def close(self) -> None:
         if not self.turn_items:
@@ -55,8 +57,8 @@ class _Converter:
         message = {"role": "assistant", "content": self.turn, "api": "openai-responses",
                    "provider": "openai", "model": self.model,
                    "stopReason": "toolUse" if has_call else "stop"}
-        self.out.append((message, self.turn_items))
-        self.turn, self.turn_items = [], []
+        self.out.append((message, self.turn_items, self.block_items))
+        self.turn, self.turn_items, self.block_items = [], [], []
 
     def item(self, item: Obj, lost: list[str]) -> bool:
         """Convert one item; False when it has no chat equivalent."""
@@ -84,6 +86,7 @@ class _Converter:
             self.close()
             return self._other(item, lost)
         self.turn_items.append(item)
+        self.block_items.extend([item] * (len(self.turn) - len(self.block_items)))
         return True
 
     def _call(self, item: Obj) -> Obj:
@@ -106,7 +109,7 @@ class _Converter:
             result = {"role": "toolResult", "toolCallId": self.ids.get(call_id, call_id),
                       "toolName": self.names.get(call_id, ""),
                       "content": _output_content(item.get("output"), lost), "isError": False}
-            self.out.append((result, [item]))
+            self.out.append((result, [item], []))
             return True
         if itype == "message" and item.get("role") in ("user", "developer", "system"):
             content: list[Obj] = []
@@ -121,9 +124,9 @@ class _Converter:
             role = "user" if item.get("role") == "user" else "system"
             if role == "system":
                 self.out.append(({"role": role, "content": "".join(
-                    c.get("text", "") for c in content)}, [item]))
+                    c.get("text", "") for c in content)}, [item], []))
             else:
-                self.out.append(({"role": role, "content": content}, [item]))
+                self.out.append(({"role": role, "content": content}, [item], []))
             return True
         return False
 
@@ -167,10 +170,13 @@ def read(raw: bytes, path: str | None, document: Any = None,
         nonlocal emitted
         if final:
             conv.close()
-        for message, items in conv.out[emitted:]:
+        for message, items, block_items in conv.out[emitted:]:
             line = lines_of[id(items[0])][0]
             whole = [lines_of[id(item)][1] for item in items]
-            result.records.append(message_record(message, Source(line=line, path=path),
+            blocks = tuple(lines_of[id(item)][0] for item in block_items)
+            src = Source(line=line, path=path,
+                         block_lines=blocks if len(items) > 1 else None)
+            result.records.append(message_record(message, src,
                                                  whole[0] if len(whole) == 1 else whole, FORMAT))
         emitted = len(conv.out)
 
@@ -220,7 +226,7 @@ def _checkpoint(entry: Obj, payload: Obj, src: Source, model: str, path: str | N
             if isinstance(item, dict) and not conv.item(item, lost):
                 lost.append(f"replacement history item of type {item.get('type')!r}")
         conv.close()
-        messages = [m for m, _ in conv.out]
+        messages = [m for m, _, _ in conv.out]
         for what in lost:
             result.problems.append(Problem(f"{what} could not be imported", path, src.line))
     else:

@@ -1,9 +1,13 @@
-"""OpenAI chat message lists: a plain `messages` array, SWE-agent `.traj` histories and
-OpenHands message lists, read as native messages.
+"""OpenAI chat message lists: a plain `messages` array, SWE-agent `.traj` histories,
+OpenHands message lists and OpenHands LLM logs, read as native messages.
 
 `tool_calls` become toolCall blocks (a list stored as its Python text, as OpenHands does, is
 read too), `tool` messages become toolResult messages (SWE-agent's `tool_call_ids` included),
-and `image_url` parts with data URLs become image blocks.
+and `image_url` parts with data URLs become image blocks. An OpenHands LLM log
+(`{"messages", "response", ...}`) also holds the model's reply: `response.choices[0].message`
+is read as the last assistant message, numbered as the item after the last of `messages` (its
+calls are then pending). Where function calling was emulated, the log keeps the calling form
+under `fncall_messages`/`fncall_response`, and that pair is read.
 """
 
 from __future__ import annotations
@@ -87,8 +91,18 @@ def _content(content: Any, lost: list[str]) -> list[Obj]:
     return out
 
 
-def read_messages(items: list[Any], path: str | None) -> ReadResult:
+NO_REPLY = object()
+
+
+def read_messages(items: list[Any], path: str | None, reply: Any = NO_REPLY) -> ReadResult:
+    """`items` as records; `reply`, when given, is the response the model gave to them."""
     result = ReadResult()
+    if reply is not NO_REPLY:
+        answer, why = _reply_message(reply)
+        if answer is None:
+            result.problems.append(Problem(f"the response could not be read: {why}", path))
+        else:
+            items = [*items, answer]
     names: dict[str, str] = {}
     last_legacy: str | None = None
     for i, item in enumerate(items):
@@ -152,11 +166,33 @@ def read_messages(items: list[Any], path: str | None) -> ReadResult:
     return finish(result, path, FORMAT)
 
 
+def _reply_message(response: Any) -> tuple[Obj | None, str]:
+    """The assistant message of a chat completion response, or None and why there is none."""
+    if not isinstance(response, dict):
+        return None, "it is not an object"
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return None, "it has no choices"
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        return None, "choices[0] has no message object"
+    if message.get("role", "assistant") != "assistant":
+        return None, f"choices[0].message has role {message.get('role')!r}"
+    out = {**message, "role": "assistant"}
+    if "model" not in out and isinstance(response.get("model"), str):
+        out["model"] = response["model"]
+    return out, ""
+
+
 def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     """The progress of a JSON document is not reported: it is decoded in one step."""
     doc = document if document is not None else decode_document(raw)
+    if isinstance(doc, dict) and isinstance(doc.get("fncall_messages"), list):
+        return read_messages(doc["fncall_messages"], path, doc.get("fncall_response", NO_REPLY))
     items = messages_of(doc)
     if items is None:
         return ReadResult(problems=[Problem("holds no chat message list", path, fatal=True)])
-    return read_messages(items, path)
+    reply = doc.get("response", NO_REPLY) if isinstance(doc, dict) else NO_REPLY
+    return read_messages(items, path, reply)

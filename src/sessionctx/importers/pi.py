@@ -11,6 +11,7 @@ pi message stored as one JSON object is read too.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sessionctx.changes import Source
@@ -120,7 +121,9 @@ def _checkpoint(record: Record, path: list[Record], start: int | None = None) ->
     if start is None:
         first = data.get("firstKeptEntryId")
         start = next((i for i, r in enumerate(path) if r.data.get("id") == first), len(path))
-    kept = [m for m in (_as_message(r) for r in path[start:]) if m is not None]
+    pairs = [(m, r.source.line) for m, r in ((_as_message(r), r) for r in path[start:])
+             if m is not None]
+    kept = [m for m, _ in pairs]
     summary = str(data.get("summary", ""))
     messages = [{"role": "user", "content": [text_block(COMPACTION_PREFIX + summary + SUFFIX)]},
                 *kept]
@@ -129,4 +132,5 @@ def _checkpoint(record: Record, path: list[Record], start: int | None = None) ->
         "plannerVersion": 0, "summaryModelRef": FORMAT, "qualityAudit": "imported",
         "summary": summary, "messages": messages, "firstKeptIndex": 1,
         "tokensBefore": as_int(data.get("tokensBefore")), "tokensAfter": 0,
-        **_tree_fields(data), "importedFrom": FORMAT, "raw": data}, record.source)
+        **_tree_fields(data), "importedFrom": FORMAT, "raw": data},
+        replace(record.source, message_lines=(record.source.line, *(line for _, line in pairs))))

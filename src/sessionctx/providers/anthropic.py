@@ -9,7 +9,7 @@ from typing import Any
 from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
-from sessionctx.providers.violations import Violation
+from sessionctx.providers.violations import Violation, nothing_sent
 
 CACHE = "cache_control"
 CACHE_REMOVED = ChangeKind.CACHE_REMOVED
@@ -115,6 +115,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return [Violation("messages", "messages must be a list")]
+    out.extend(nothing_sent(messages, "messages"))
     system = body.get("system")
     if system is not None and not (isinstance(system, str) and system.strip()):
         out.append(Violation("system", "system must be non-blank text"))

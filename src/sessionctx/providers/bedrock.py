@@ -7,7 +7,7 @@ from typing import Any
 
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
-from sessionctx.providers.violations import Violation
+from sessionctx.providers.violations import Violation, nothing_sent
 
 FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
@@ -67,6 +67,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return [Violation("messages", "messages must be a list")]
+    out.extend(nothing_sent(messages, "messages"))
     pattern = re.compile(cap.id_pattern)
     images = 0
     expect: list[str] = []

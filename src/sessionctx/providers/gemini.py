@@ -7,7 +7,7 @@ from typing import Any
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import CALL_SIGNATURE_ADDED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, raw
-from sessionctx.providers.violations import Violation
+from sessionctx.providers.violations import Violation, nothing_sent
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 
@@ -79,6 +79,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     contents = body.get("contents")
     if not isinstance(contents, list):
         return [Violation("contents", "contents must be a list")]
+    out.extend(nothing_sent(contents, "contents"))
     prev_calls: list[dict[str, Any]] = []
     prev_kind = None
     for i, c in enumerate(contents):

@@ -9,7 +9,7 @@ from typing import Any
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, data_url, json_text, raw
-from sessionctx.providers.violations import Violation
+from sessionctx.providers.violations import Violation, nothing_sent
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
@@ -96,6 +96,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return [Violation("messages", "messages must be a list")]
+    out.extend(nothing_sent(messages, "messages"))
     pattern = re.compile(cap.id_pattern)
     open_ids: list[str] = []
     seen: set[str] = set()

@@ -18,7 +18,7 @@ from sessionctx.providers.policies.turns import (
     json_text,
     raw,
 )
-from sessionctx.providers.violations import Violation
+from sessionctx.providers.violations import Violation, nothing_sent
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
@@ -107,6 +107,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     items = body.get("input")
     if not isinstance(items, list):
         return [Violation("input", "input must be a list of items")]
+    out.extend(nothing_sent(items, "input"))
     pattern = re.compile(cap.id_pattern)
     calls: dict[str, int] = {}
     answered: set[str] = set()

@@ -13,3 +13,11 @@ class Violation:
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "message": self.message}
+
+
+def nothing_sent(items: list[Any], path: str) -> list[Violation]:
+    """Every provider refuses a request that holds no message (Anthropic: "messages: at least
+    one message is required")."""
+    if items:
+        return []
+    return [Violation(path, f"{path}: at least one message is required")]

@@ -22,6 +22,7 @@ from sessionctx.records import (
     Problem,
     Record,
     message_view,
+    owner_keys,
 )
 
 Key = tuple[int | None, int | None, int | None]
@@ -69,10 +70,12 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
                ) -> Page:
     """The rows of the page: one per stored record (and per unreadable line), in file order."""
     changes = ctx.changes
+    owner = owner_keys(records)
     by_key: dict[Key, list[int]] = {}
     for i, change in enumerate(changes):
         if change.record is not None:
-            by_key.setdefault(key_of(change.record), []).append(i)
+            k = key_of(change.record)
+            by_key.setdefault(owner.get(k, k), []).append(i)
     to_context: dict[Key, list[int]] = {}
     for j, source in enumerate(ctx.sources):
         to_context.setdefault(key_of(source), []).append(j)
@@ -111,10 +114,16 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
     return Page(
         meta=dict(meta or {}),
         rows=rows,
-        changes=[_change(c, row_of) for c in changes],
+        changes=[_change(c, row_of, owner) for c in changes],
         pending=[{"id": p.id, "name": p.name, "arguments": p.arguments,
-                  "s": p.record.label(), "row": row_of.get(key_of(p.record))}
+                  "s": p.record.label(), "row": _row_of(p.record, row_of, owner)}
                  for p in ctx.pending_calls])
+
+
+def _row_of(src: Source, row_of: Mapping[Key, int], owner: Mapping[Key, Key]) -> int | None:
+    """The row of the record that holds what `src` names."""
+    k = key_of(src)
+    return row_of.get(owner.get(k, k))
 
 
 def _in_file_order(records: Sequence[Record], off_branch: Iterable[Record],
@@ -131,11 +140,12 @@ def _in_file_order(records: Sequence[Record], off_branch: Iterable[Record],
     return [item for _, _, item in entries]
 
 
-def _change(change: Change, row_of: Mapping[Key, int]) -> dict[str, Any]:
+def _change(change: Change, row_of: Mapping[Key, int], owner: Mapping[Key, Key]
+            ) -> dict[str, Any]:
     src = change.record
     out: dict[str, Any] = {"kind": change.kind, "reason": change.reason,
                            "s": src.label() if src is not None else None,
-                           "row": row_of.get(key_of(src)) if src is not None else None,
+                           "row": _row_of(src, row_of, owner) if src is not None else None,
                            "j": change.message_index, "repair": change.is_repair}
     if change.detail:
         out["detail"] = change.detail
