@@ -214,4 +214,13 @@ def explain(source: SessionSource, options: BuildOptions) -> None:
 
     for line in explain_lines(loaded.records, ctx, loaded.label, loaded.format):
         click.echo(line)
+    if loaded.format == "claude-code" and source.path is not None:
+        from sessionctx.importers.claude_code import subagent_transcripts
+
+        beside = subagent_transcripts(source.path)
+        if beside:
+            click.echo(f"\n{len(beside)} subagent transcript(s) beside this session (explain "
+                       "each on its own):")
+            for name in beside:
+                click.echo(f"  {name}")
     _print_pending(ctx)

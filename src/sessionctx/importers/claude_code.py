@@ -3,14 +3,16 @@
 Several assistant lines sharing one `message.id` (one per streamed block) become one message;
 `tool_result` blocks in user entries become toolResult messages; a `compact_boundary` line and
 the `isCompactSummary` entry after it become one checkpoint. Lines off the active chain,
-sidechain lines, `isVisibleInTranscriptOnly` entries and bookkeeping lines (summary,
-progress, file-history-snapshot, queue-operation, other system lines) are kept as context
-rows.
+sidechain lines of another agent, `isVisibleInTranscriptOnly` entries and bookkeeping lines
+(summary, progress, file-history-snapshot, queue-operation, other system lines) are kept as
+context rows. A subagent's own transcript (`<session>/subagents/agent-*.jsonl`), every entry
+of which is a sidechain entry, reads as that agent's conversation by the same chain rules.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from sessionctx.changes import Source
@@ -32,21 +34,30 @@ _STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
          "stop_sequence": "stop", "refusal": "stop", "pause_turn": "stop"}
 
 
-def _active_chain(lines: list[tuple[int, Obj]]) -> set[str]:
-    """The uuids on the path from the newest main-chain user/assistant entry to its root."""
+def _own_side(lines: list[tuple[int, Obj]]) -> bool:
+    """Whether the file is a subagent's own transcript (`subagents/agent-*.jsonl`): every
+    user and assistant entry in it is a sidechain entry, and that chain is its conversation."""
+    chat = [o for _, o in lines if o.get("type") in ("user", "assistant")]
+    return bool(chat) and all(o.get("isSidechain") is True for o in chat)
+
+
+def _active_chain(lines: list[tuple[int, Obj]], own_side: bool) -> set[str]:
+    """The uuids on the path from the newest main-chain user/assistant entry to its root (in
+    a subagent's own transcript, its sidechain is the main chain)."""
     by_uuid = {o["uuid"]: o for _, o in lines if isinstance(o.get("uuid"), str)}
     leaf = next((o["uuid"] for _, o in reversed(lines)
-                 if o.get("type") in ("user", "assistant") and not o.get("isSidechain")
+                 if o.get("type") in ("user", "assistant")
+                 and (own_side or not o.get("isSidechain"))
                  and isinstance(o.get("uuid"), str)), None)
     chain: set[str] = set()
     current = leaf
     while isinstance(current, str) and current in by_uuid and current not in chain:
         chain.add(current)
         current = by_uuid[current].get("parentUuid")
-    return _splice(lines, chain)
+    return _splice(lines, chain, own_side)
 
 
-def _splice(lines: list[tuple[int, Obj]], chain: set[str]) -> set[str]:
+def _splice(lines: list[tuple[int, Obj]], chain: set[str], own_side: bool) -> set[str]:
     """Add the lines that belong to the chain's messages though the parent links miss them:
     other streamed lines of an on-chain message.id, and the results of on-chain calls (parallel
     calls can leave a block or its result on a sibling branch)."""
@@ -60,7 +71,7 @@ def _splice(lines: list[tuple[int, Obj]], chain: set[str]) -> set[str]:
                 ids.add(mid)
     for _, o in lines:
         message = o["message"] if isinstance(o.get("message"), dict) else {}
-        if o.get("type") == "assistant" and not o.get("isSidechain") and isinstance(
+        if o.get("type") == "assistant" and (own_side or not o.get("isSidechain")) and isinstance(
                 o.get("uuid"), str) and is_in(message.get("id"), ids):
             chain.add(o["uuid"])
             calls.update(str(b.get("id")) for b in _blocks(message)
@@ -69,7 +80,7 @@ def _splice(lines: list[tuple[int, Obj]], chain: set[str]) -> set[str]:
         message = o["message"] if isinstance(o.get("message"), dict) else {}
         results = [b.get("tool_use_id") for b in _blocks(message)
                    if b.get("type") == "tool_result"]
-        if o.get("type") == "user" and not o.get("isSidechain") and results and all(
+        if o.get("type") == "user" and (own_side or not o.get("isSidechain")) and results and all(
                 is_in(r, calls) for r in results) and isinstance(o.get("uuid"), str):
             chain.add(o["uuid"])
     return chain
@@ -172,7 +183,8 @@ def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     result = ReadResult()
     lines = list(jsonl_objects(raw, path, result, progress))
-    chain = _active_chain(lines)
+    own_side = _own_side(lines)
+    chain = _active_chain(lines, own_side)
     pending: list[tuple[int, Any]] = []  # (line, record or _Assistant) in order
     by_id: dict[str, _Assistant] = {}
     boundary: tuple[int, Obj] | None = None
@@ -191,9 +203,10 @@ def read(raw: bytes, path: str | None, document: Any = None,
             continue
         transcript_only = entry.get("isVisibleInTranscriptOnly") is True and not entry.get(
             "isCompactSummary")
-        if etype not in ("user", "assistant") or not on_chain or entry.get(
-                "isSidechain") or transcript_only:
-            why = ("sidechain entry" if entry.get("isSidechain") else
+        other_agent = entry.get("isSidechain") is True and not own_side
+        if etype not in ("user", "assistant") or not on_chain or other_agent or transcript_only:
+            why = ("sidechain entry of another agent (a subagent's turn, kept in its own "
+                   "transcript)" if other_agent else
                    "entry off the active chain" if not on_chain and etype in (
                        "user", "assistant") else
                    "entry shown in the transcript only" if transcript_only else
@@ -282,3 +295,17 @@ def _user_records(entry: Obj, src: Source, lost: list[str], names: dict[str, Any
         user: Obj = {"role": "user", "content": own}
         out.append(message_record(user, src, entry, FORMAT))
     return out
+
+
+def subagent_transcripts(path: str) -> list[str]:
+    """The subagent transcripts Claude Code keeps beside the session file at `path`
+    (`<session>.jsonl` -> `<session>/subagents/agent-*.jsonl`), sorted; none for stdin."""
+    if path == "-" or not path.endswith(".jsonl"):
+        return []
+    folder = os.path.join(path[: -len(".jsonl")], "subagents")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(os.path.join(folder, n) for n in names
+                  if n.startswith("agent-") and n.endswith(".jsonl"))
