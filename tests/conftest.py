@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,9 @@ from typing import Any
 import pytest
 
 from sessionctx.records import Record, records_from_objects
+
+# LiteLLM fetches its model cost map over the network when imported, unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 ROOT = Path(__file__).resolve().parents[1]
 # Real transcripts travel with the project (licences and origins in fixtures/SOURCES.md).

@@ -42,7 +42,8 @@ def test_readme_lists_every_change_kind_with_its_step_and_whether_it_repairs():
     text = README.read_text()
     section = text[text.index("### Change kinds"):]
     section = section[:section.index("\n## ")]
-    rows = re.findall(r"^\| `([a-z_]+)` \| (core|provider|repair) \| (yes|no) \|", section, re.M)
+    rows = re.findall(r"^\| `([a-z_]+)` \| (core|provider|repair|adapter) \| (yes|no) \|",
+                      section, re.M)
     listed = {kind: (step, repair == "yes") for kind, step, repair in rows}
     assert len(rows) == len(listed)
     assert listed == {k.value: (k.step, k.is_repair) for k in ChangeKind}

@@ -76,6 +76,7 @@ class Source(msgspec.Struct):
 CORE = "core"  # records -> context: context.py, pairing.py, screenshots.py
 PROVIDER = "provider"  # context -> one provider's request body: providers/policies/
 FILE_REPAIR = "repair"  # `sessionctx repair` rewriting the stored file: writeback/
+ADAPTER = "adapter"  # a framework's own objects read for the fold: adapters/
 REPAIR = True
 
 
@@ -154,6 +155,10 @@ class ChangeKind(StrEnum):
     CACHE_REMOVED = "cache_breakpoint_removed", PROVIDER
     DOCUMENT_OMITTED = "document_omitted", PROVIDER
     DOCUMENT_NOTE_ADDED = "document_text_added", PROVIDER
+
+    # what an adapter leaves out of a framework's history before the fold or after it
+    DROPPED_INVENTED_RESULT = "dropped_invented_result", ADAPTER, REPAIR
+    DROPPED_LONE_REASONING = "dropped_lone_reasoning", ADAPTER, REPAIR
 
     # the repair command's own edits to the file, besides the core's kinds it mirrors
     REMOVED_UNREADABLE = "removed_unreadable_line", FILE_REPAIR, REPAIR

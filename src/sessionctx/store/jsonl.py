@@ -189,14 +189,18 @@ class JsonlStore:
     def last_seq(self, session: str) -> int:
         return len(self._read(self._file(session))[0])
 
-    def context(self, session: str, options: BuildOptions | None = None) -> Context:
+    def context_records(self, session: str) -> list[Record]:
+        """The records context loading reads: from the latest valid checkpoint on."""
         records = self.records(session)
         start = 0
         for i in range(len(records) - 1, -1, -1):
             if kind_of(records[i].data)[1]:
                 start = i
                 break
-        return context_from(records[start:], options)
+        return records[start:]
+
+    def context(self, session: str, options: BuildOptions | None = None) -> Context:
+        return context_from(self.context_records(session), options)
 
     def sessions(self) -> list[SessionInfo]:
         try:

@@ -57,10 +57,13 @@ class SqlReads:
                            "is_checkpoint = {true}", (session,))
         return int(rows[0][0] or 0)
 
+    def context_records(self, session: str) -> list[Record]:
+        """The records context loading reads: from the latest valid checkpoint on."""
+        return self.records(session, max(self.latest_checkpoint(session) - 1, 0))
+
     def context(self, session: str, options: BuildOptions | None = None) -> Context:
         """The context from the latest valid checkpoint on: what comes before it is replaced."""
-        start = self.latest_checkpoint(session)
-        return context_from(self.records(session, max(start - 1, 0)), options)
+        return context_from(self.context_records(session), options)
 
     def sessions(self) -> list[SessionInfo]:
         rows = self._query("SELECT id, record_count, last_seq, first_append, last_append "

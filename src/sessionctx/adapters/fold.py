@@ -1,0 +1,151 @@
+"""What every adapter shares: a framework's message list folded one new message at a time, the
+context regrouped by the framework message each of its messages came from, a stored session's
+context with its records, and the changes reported.
+
+A framework calls the model with the same list again and again, one turn longer each time. The
+fold keeps its builder between calls and takes only the messages it has not seen, so a turn
+costs the new messages plus one pass over the result, whatever the length of the history. A
+list that does not start with the very objects seen last time is folded again from the start.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.context import BuildOptions, Context, ContextBuilder, build_context
+from sessionctx.gcpause import paused_gc
+from sessionctx.messages import Message
+from sessionctx.records import Record, make_record
+from sessionctx.store import Store
+
+# A framework message and its index -> (part, native message) pairs in order, part j of object i
+# recorded under Source(index=i, part=j) so every change names both; a checkpoint among them
+# replaces what came before it. What the converter itself leaves out it logs in the list.
+Convert = Callable[[Any, int, list[Change]], list[tuple[int, Message]]]
+OnChanges = Callable[[list[Change]], None]
+
+
+@dataclass(slots=True)
+class Group:
+    """The kept messages of one framework message (`index`), or an added note (`index` None)."""
+
+    index: int | None
+    parts: list[tuple[int, Message]]  # (part, the message as the context has it)
+    unchanged: bool  # every part kept, none rewritten: the original object can be sent
+
+
+@dataclass(slots=True)
+class Folded:
+    context: Context
+    natives: list[list[tuple[int, Message]]]  # per framework message, what it became
+    dropped: list[Change]  # what the converter left out
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.context.changes or self.dropped)
+
+    @property
+    def changes(self) -> list[Change]:
+        if not self.dropped:
+            return self.context.changes
+        return sorted(self.dropped + self.context.changes, key=_order)
+
+    def groups(self) -> Iterator[Group]:
+        """The context's messages grouped by the framework message they came from, in order."""
+        ctx = self.context
+        notes = {c.message_index for c in ctx.changes
+                 if c.kind == ChangeKind.INTERRUPTED_NOTE_ADDED}
+        index: int | None = None
+        parts: list[tuple[int, Message]] = []
+        for k, (message, source) in enumerate(zip(ctx.messages, ctx.sources, strict=True)):
+            if k in notes:
+                if parts:
+                    yield self._group(index, parts)
+                    parts = []
+                yield Group(None, [(0, message)], False)
+                continue
+            if source.index != index and parts:
+                yield self._group(index, parts)
+                parts = []
+            index = source.index
+            parts.append((source.part or 0, message))
+        if parts:
+            yield self._group(index, parts)
+
+    def _group(self, index: int | None, parts: list[tuple[int, Message]]) -> Group:
+        natives = self.natives[index] if index is not None else []
+        unchanged = len(parts) == len(natives) and all(
+            kept[1] is native[1] for kept, native in zip(parts, natives, strict=True))
+        return Group(index, parts, unchanged)
+
+
+def _order(change: Change) -> tuple[int, int]:
+    src = change.record
+    if src is None:
+        return (-1, -1)
+    return (src.index if src.index is not None else -1, src.part if src.part is not None else -1)
+
+
+class IncrementalFold:
+    """The fold of a growing list of framework messages, kept between calls."""
+
+    def __init__(self, convert: Convert, options: BuildOptions | None = None) -> None:
+        self._convert = convert
+        self._options = options or BuildOptions()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._seen: list[Any] = []
+        self._natives: list[list[tuple[int, Message]]] = []
+        self._dropped: list[Change] = []
+        self._builder = ContextBuilder(self._options)
+
+    def run(self, objects: Sequence[Any]) -> Folded:
+        with paused_gc():
+            seen = self._seen
+            if len(objects) < len(seen) or not all(map(operator.is_, seen, objects)):
+                self._reset()
+            builder, natives, convert = self._builder, self._natives, self._convert
+            for i in range(len(self._seen), len(objects)):
+                pairs = convert(objects[i], i, self._dropped)
+                natives.append(pairs)
+                for j, message in pairs:
+                    builder.append(make_record(message, Source(index=i, part=j)))
+            self._seen = list(objects)
+            return Folded(builder.context(), natives, list(self._dropped))
+
+
+def stored_context(store: Store, session: str, options: BuildOptions | None
+                   ) -> tuple[Context, dict[int | None, Record], int]:
+    """A stored session's context (from its latest checkpoint on), its records by seq, and its
+    last seq: what a store-backed adapter maps back to its framework's objects."""
+    records = store.context_records(session)
+    by_seq = {r.source.seq: r for r in records}
+    last = (records[-1].source.seq or 0) if records else 0
+    return build_context(records, options), by_seq, last
+
+
+@dataclass(frozen=True, slots=True)
+class Reporter:
+    """Where an adapter's changes go: every change to the logger (repairs as warnings), then
+    the list to the callback."""
+
+    logger: logging.Logger
+    on_changes: OnChanges | None = None
+
+    def __call__(self, changes: list[Change]) -> None:
+        if not changes:
+            return
+        logger = self.logger
+        if logger.isEnabledFor(logging.INFO):
+            for change in changes:
+                where = change.record.label() if change.record is not None else "history"
+                logger.log(logging.WARNING if change.is_repair else logging.INFO, "%s: %s",
+                           where, change.reason)
+        if self.on_changes is not None:
+            self.on_changes(changes)

@@ -1,0 +1,262 @@
+"""LangChain: a chat message history on a sessionctx store, and an agent middleware whose
+`before_model` hands the model a repaired message list.
+
+    from langchain.agents import create_agent
+    from sessionctx.adapters.langchain import SessionctxMiddleware
+
+    agent = create_agent(model, tools, middleware=[SessionctxMiddleware()])
+
+Both give back LangChain's own message objects: unchanged messages as they were (ids,
+`additional_kwargs`, `response_metadata` intact), an `AIMessage` that lost a call without it (in
+`tool_calls`, `invalid_tool_calls`, its content's tool_use blocks and OpenAI-style
+`additional_kwargs`), a `ToolMessage` whose older screenshots were replaced with a note. The
+middleware only needs `langchain-core`'s messages and `langchain`'s `AgentMiddleware`; the
+history only `langchain-core`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+    message_to_dict,
+    messages_from_dict,
+)
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
+
+from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, stored_context
+from sessionctx.changes import Change, ChangeKind
+from sessionctx.context import BuildOptions
+from sessionctx.importers.common import data_url_image, text_block
+from sessionctx.messages import Message, calls
+from sessionctx.screenshots import OMITTED_NOTE
+from sessionctx.store import Store, open_store
+
+__all__ = ["SessionctxChatHistory", "SessionctxMiddleware"]
+
+_LOG = logging.getLogger("sessionctx.adapters.langchain")
+FORMAT = "langchain"
+_ITEM = "_item"  # a native image block's index in its ToolMessage's content
+_CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call"})
+
+
+class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Repairs the agent's messages before each model call; reports what changed.
+
+    When nothing needs changing the state is left alone; otherwise the repaired list replaces
+    the state's messages (as LangChain's own summarization does), so later turns start from it.
+    """
+
+    def __init__(self, options: BuildOptions | None = None, *,
+                 on_changes: OnChanges | None = None,
+                 logger: logging.Logger | None = None) -> None:
+        super().__init__()
+        self._fold = IncrementalFold(_natives, options)
+        self._report = Reporter(logger or _LOG, on_changes)
+
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        messages = state["messages"]
+        repaired = self.repair(messages)
+        if repaired is messages:
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]}
+
+    async def abefore_model(self, state: AgentState[Any],
+                            runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
+    def repair(self, messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
+        """The messages the model should see; `messages` itself when nothing changes."""
+        folded = self._fold.run(messages)
+        if not folded.changed:
+            return messages
+        self._report(folded.changes)
+        out: list[BaseMessage] = []
+        for group in folded.groups():
+            if group.index is None:
+                out.append(HumanMessage(group.parts[0][1]["content"][0]["text"]))
+            elif group.unchanged:
+                out.append(messages[group.index])
+            else:
+                out.append(_rewritten(messages[group.index], group.parts[0][1]))
+        return out
+
+
+class SessionctxChatHistory(BaseChatMessageHistory):
+    """A `BaseChatMessageHistory` kept as records in a sessionctx store.
+
+    `messages` is the repaired history read from the latest checkpoint on; every message
+    added stays stored as it was given, and `clear()` appends a checkpoint instead of deleting.
+    """
+
+    def __init__(self, session_id: str, store: Store | str | None = None, *,
+                 options: BuildOptions | None = None,
+                 on_changes: OnChanges | None = None,
+                 logger: logging.Logger | None = None) -> None:
+        self.session_id = session_id
+        self.store: Store = store if store is not None and not isinstance(store, str) \
+            else open_store(store)
+        self._options = options
+        self._report = Reporter(logger or _LOG, on_changes)
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        context, by_seq, _ = stored_context(self.store, self.session_id, self._options)
+        self._report(context.changes)
+        out: list[BaseMessage] = []
+        notes = {c.message_index for c in context.changes
+                 if c.kind == ChangeKind.INTERRUPTED_NOTE_ADDED}
+        for k, (message, source) in enumerate(zip(context.messages, context.sources,
+                                                  strict=True)):
+            if k in notes:
+                out.append(HumanMessage(message["content"][0]["text"]))
+                continue
+            record = by_seq.get(source.seq)
+            raw = record.data.get("raw") if record is not None else None
+            if record is None or source.part is not None or not isinstance(raw, dict):
+                out.append(_from_native(message))
+                continue
+            original = messages_from_dict([raw])[0]
+            out.append(original if message is record.view else _rewritten(original, message))
+        return out
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        self.store.append_many(self.session_id, [
+            {"type": "message", "message": _native(m), "importedFrom": FORMAT,
+             "raw": message_to_dict(m)} for m in messages])
+
+    def clear(self) -> None:
+        _, _, last = stored_context(self.store, self.session_id, self._options)
+        if last == 0:
+            return
+        self.store.append_checkpoint(self.session_id, {
+            "type": "compaction", "at": "", "baseSeq": last, "plannerVersion": 0,
+            "summaryModelRef": "langchain:clear", "qualityAudit": "not a summary: cleared",
+            "summary": "", "messages": [], "firstKeptIndex": 0, "tokensBefore": 0,
+            "tokensAfter": 0}, expected_last_seq=last)
+
+
+# -- BaseMessage -> native --------------------------------------------------------------------
+
+def _natives(message: BaseMessage, index: int,
+             dropped: list[Change]) -> list[tuple[int, Message]]:
+    return [(0, _native(message))]
+
+
+def _native(message: BaseMessage) -> Message:
+    if isinstance(message, AIMessage):
+        blocks = [b for b in _blocks(message.content) if b.get("type") not in _CALL_BLOCKS]
+        for call in message.tool_calls:
+            blocks.append({"type": "toolCall", "id": call.get("id"), "name": call["name"],
+                           "arguments": call.get("args")})
+        for bad in message.invalid_tool_calls:
+            blocks.append({"type": "toolCall", "id": bad.get("id"), "name": bad.get("name"),
+                           "arguments": {"input": bad.get("args")}})
+        return {"role": "assistant", "content": blocks}
+    if isinstance(message, ToolMessage):
+        return {"role": "toolResult", "toolCallId": message.tool_call_id,
+                "toolName": message.name or "", "content": _blocks(message.content),
+                "isError": message.status == "error"}
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": str(message.text)}
+    return {"role": "user", "content": _blocks(message.content)}
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [text_block(content)] if content else []
+    out: list[dict[str, Any]] = []
+    for k, part in enumerate(content if isinstance(content, list) else []):
+        if isinstance(part, str):
+            out.append(text_block(part))
+        elif not isinstance(part, dict):
+            continue
+        elif part.get("type") == "text":
+            out.append(text_block(str(part.get("text", ""))))
+        elif _is_image(part):
+            out.append({**(_image(part) or {"type": "image", "data": "", "mimeType": ""}),
+                        _ITEM: k})
+        else:
+            out.append({"type": str(part.get("type")), **{
+                key: part[key] for key in ("id", "name") if key in part}})
+    return out
+
+
+def _is_image(part: dict[str, Any]) -> bool:
+    return part.get("type") in ("image_url", "image")
+
+
+def _image(part: dict[str, Any]) -> dict[str, Any] | None:
+    url = part.get("image_url")
+    if isinstance(url, dict):
+        url = url.get("url")
+    if url is None and isinstance(part.get("base64"), str):
+        return {"type": "image", "data": part["base64"],
+                "mimeType": part.get("mime_type") or "image/png"}
+    return data_url_image(url if url is not None else part.get("url"))
+
+
+# -- the context -> BaseMessage ---------------------------------------------------------------
+
+def _rewritten(original: BaseMessage, native: Message) -> BaseMessage:
+    """The original message as the context has it: less its dropped calls, or with its older
+    screenshots replaced by a note."""
+    if isinstance(original, AIMessage):
+        kept = {c.id for c in calls(native)}
+        return _without_calls(original, kept)
+    kept_items = {b[_ITEM] for b in native.get("content", []) if _ITEM in b}
+    content = original.content
+    if not isinstance(content, list):
+        return original
+    new = [part if not (isinstance(part, dict) and _is_image(part)) or k in kept_items
+           else {"type": "text", "text": OMITTED_NOTE} for k, part in enumerate(content)]
+    return original.model_copy(update={"content": new})
+
+
+def _without_calls(message: AIMessage, kept: set[str | None]) -> AIMessage:
+    content = message.content
+    if isinstance(content, list):
+        content = [b for b in content if not (isinstance(b, dict) and b.get("type")
+                                              in _CALL_BLOCKS and b.get("id") not in kept)]
+    extra = dict(message.additional_kwargs)
+    if isinstance(extra.get("tool_calls"), list):
+        left = [c for c in extra["tool_calls"] if isinstance(c, dict) and c.get("id") in kept]
+        if left:
+            extra["tool_calls"] = left
+        else:
+            extra.pop("tool_calls")
+    return message.model_copy(update={
+        "content": content, "additional_kwargs": extra,
+        "tool_calls": [c for c in message.tool_calls if c.get("id") in kept],
+        "invalid_tool_calls": [c for c in message.invalid_tool_calls if c.get("id") in kept]})
+
+
+def _from_native(message: Message) -> BaseMessage:
+    """A message of a checkpoint another writer made (`sessionctx compact`), as LangChain's."""
+    role = message.get("role")
+    content = message.get("content")
+    text = content if isinstance(content, str) else "".join(
+        b.get("text", "") for b in content or [] if isinstance(b, dict)
+        and b.get("type") == "text")
+    if role == "assistant":
+        return AIMessage(text, tool_calls=[
+            {"name": c.name or "", "args": c.arguments if isinstance(c.arguments, dict)
+             else {}, "id": c.id, "type": "tool_call"} for c in calls(message)])
+    if role in ("toolResult", "tool"):
+        return ToolMessage(text, tool_call_id=str(message.get("toolCallId")
+                                                  or message.get("tool_call_id") or ""))
+    if role == "system":
+        return SystemMessage(text)
+    return HumanMessage(text)
+

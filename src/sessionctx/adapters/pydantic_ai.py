@@ -1,0 +1,201 @@
+"""pydantic-ai: a history processor that gives the model a history it accepts, made of the very
+`ModelMessage` objects it was given (signatures, ids and `provider_details` intact).
+
+    from pydantic_ai import Agent
+    from sessionctx.adapters.pydantic_ai import history_capability
+
+    agent = Agent(model, capabilities=[history_capability()])
+
+`SessionctxHistory()` itself is the processor: pass it as `ProcessHistory(SessionctxHistory())`,
+or in `history_processors=[...]` where the installed pydantic-ai still takes that.
+
+What it folds: tool pairing (a call with no return is left out and reported as pending, a return
+with no call is dropped), the returns pydantic-ai makes up for interrupted calls (they are not a
+tool's outcome, so they are dropped and their call with them), browser screenshots in older tool
+returns, and the latest `CompactionPart`, before which nothing is sent, as pydantic-ai itself
+reads a compacted history (a provider's compaction from its part on; an application's summary
+from its request on).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from pydantic_ai import messages as pm
+from pydantic_ai.capabilities import ProcessHistory
+
+from sessionctx.adapters.fold import Folded, IncrementalFold, OnChanges, Reporter
+from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.context import BuildOptions
+from sessionctx.messages import Message
+from sessionctx.screenshots import OMITTED_NOTE
+
+__all__ = ["SessionctxHistory", "history_capability"]
+
+_LOG = logging.getLogger("sessionctx.adapters.pydantic_ai")
+_PART = "_part"  # a native block's part index in its ModelResponse
+_ITEM = "_item"  # a native image block's index in its tool return's content
+_ERROR_OUTCOMES = frozenset({"failed", "denied", "retried"})
+
+
+class SessionctxHistory:
+    """A pydantic-ai history processor running the sessionctx fold.
+
+    One instance per agent (or conversation): it keeps the fold of the history it saw last, so
+    each model request costs only its new messages. `on_changes` receives every change made to a
+    request; each change is also logged to `sessionctx.adapters.pydantic_ai`.
+    """
+
+    def __init__(self, options: BuildOptions | None = None, *,
+                 on_changes: OnChanges | None = None,
+                 logger: logging.Logger | None = None) -> None:
+        self._fold = IncrementalFold(_natives, options)
+        self._report = Reporter(logger or _LOG, on_changes)
+
+    async def __call__(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+        return self.process(messages)
+
+    def process(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+        """The history the model should see, as pydantic-ai messages."""
+        folded = self._fold.run(messages)
+        if not folded.changed:
+            return messages
+        self._report(folded.changes)
+        return _rebuild(folded, messages)
+
+
+def history_capability(options: BuildOptions | None = None, *,
+                       on_changes: OnChanges | None = None,
+                       logger: logging.Logger | None = None) -> ProcessHistory[Any]:
+    """`ProcessHistory(SessionctxHistory(...))`, for `Agent(..., capabilities=[...])`."""
+    return ProcessHistory(SessionctxHistory(options, on_changes=on_changes, logger=logger))
+
+
+# -- ModelMessage -> native messages ------------------------------------------------------------
+
+def _natives(message: pm.ModelMessage, index: int,
+             dropped: list[Change]) -> list[tuple[int, Message]]:
+    if isinstance(message, pm.ModelResponse):
+        return _response_natives(message)
+    out: list[tuple[int, Message]] = []
+    for j, part in enumerate(message.parts):
+        if isinstance(part, pm.BaseToolReturnPart):
+            if _invented(part):
+                dropped.append(Change(
+                    ChangeKind.DROPPED_INVENTED_RESULT,
+                    f"return of {part.tool_name} ({part.tool_call_id}) dropped: it was made up "
+                    "for an interrupted call, not returned by the tool",
+                    Source(index=index, part=j), None, {"tool_call_id": part.tool_call_id}))
+                continue
+            out.append((j, _result(part.tool_call_id, part.tool_name, part.content,
+                                   part.outcome in _ERROR_OUTCOMES)))
+        elif isinstance(part, pm.RetryPromptPart) and part.tool_name is not None:
+            out.append((j, _result(part.tool_call_id, part.tool_name, None, True)))
+        elif isinstance(part, pm.CompactionPart):
+            out.append((j, _checkpoint(part)))
+            out.append((j, {"role": "user", "content": [{"type": "text",
+                                                          "text": part.content or ""}]}))
+        elif isinstance(part, pm.SystemPromptPart):
+            out.append((j, {"role": "system", "content": part.content}))
+        else:
+            out.append((j, {"role": "user", "content": []}))
+    return out
+
+
+def _response_natives(message: pm.ModelResponse) -> list[tuple[int, Message]]:
+    """One assistant message; a compaction part starts a checkpoint, and what came before it in
+    the same response is a message of its own that the checkpoint replaces."""
+    out: list[tuple[int, Message]] = []
+    blocks: list[dict[str, Any]] = []
+    for p, part in enumerate(message.parts):
+        if isinstance(part, pm.CompactionPart):
+            if blocks:
+                out.append((len(out), {"role": "assistant", "content": blocks}))
+                blocks = []
+            out.append((len(out), _checkpoint(part)))
+            blocks.append({"type": "compaction", _PART: p})
+        elif isinstance(part, pm.TextPart):
+            blocks.append({"type": "text", "text": part.content, _PART: p})
+        elif isinstance(part, pm.BaseToolCallPart) and not isinstance(part, pm.NativeToolCallPart):
+            blocks.append({"type": "toolCall", "id": part.tool_call_id, "name": part.tool_name,
+                           "arguments": part.args, _PART: p})
+        else:  # reasoning, files, the provider's own tool calls and returns: kept as they are
+            blocks.append({"type": part.part_kind, _PART: p})
+    out.append((len(out), {"role": "assistant", "content": blocks}))
+    return out
+
+
+def _invented(part: pm.BaseToolReturnPart[Any]) -> bool:
+    metadata = part.metadata
+    return part.outcome == "interrupted" or (
+        isinstance(metadata, dict)
+        and metadata.get(pm.SYNTHESIZED_TOOL_RETURN_METADATA_KEY) is True)
+
+
+def _result(call_id: str, name: str, content: Any, is_error: bool) -> Message:
+    blocks: list[dict[str, Any]] = []
+    if isinstance(content, list | tuple):
+        blocks = [{"type": "image", _ITEM: k} for k, item in enumerate(content)
+                  if _is_image(item)]
+    elif _is_image(content):
+        blocks = [{"type": "image", _ITEM: -1}]
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": blocks,
+            "isError": is_error}
+
+
+def _is_image(item: Any) -> bool:
+    return isinstance(item, pm.ImageUrl) or (isinstance(item, pm.BinaryContent)
+                                             and item.is_image)
+
+
+def _checkpoint(part: pm.CompactionPart) -> Message:
+    """A sessionctx checkpoint standing for the compaction: nothing before it is sent."""
+    return {"type": "compaction", "at": "", "baseSeq": 0, "plannerVersion": 0,
+            "summaryModelRef": part.provider_name or "pydantic-ai",
+            "qualityAudit": "not audited: a pydantic-ai compaction", "summary": part.content or "",
+            "messages": [], "firstKeptIndex": 0, "tokensBefore": 0, "tokensAfter": 0}
+
+
+# -- the context -> ModelMessages -----------------------------------------------------------------
+
+def _rebuild(folded: Folded, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+    out: list[pm.ModelMessage] = []
+    for group in folded.groups():
+        if group.index is None:
+            note = group.parts[0][1]
+            out.append(pm.ModelRequest(parts=[pm.UserPromptPart(note["content"][0]["text"])]))
+            continue
+        original = messages[group.index]
+        if group.unchanged:
+            out.append(original)
+        elif isinstance(original, pm.ModelResponse):
+            kept = [original.parts[block[_PART]] for _, native in group.parts
+                    for block in native["content"] if _PART in block]
+            out.append(replace(original, parts=kept))
+        else:
+            # a compaction part's checkpoint never reaches the context: each part comes once
+            out.append(replace(original, parts=[_request_part(original.parts[j], native)
+                                                for j, native in group.parts]))
+    return out
+
+
+def _request_part(part: Any, native: Message) -> Any:
+    """The part as the context has it: itself, or a tool return whose older screenshots are
+    replaced by a note."""
+    if not isinstance(part, pm.BaseToolReturnPart):
+        return part
+    kept = {block[_ITEM] for block in native["content"] if _ITEM in block}
+    content = part.content
+    if isinstance(content, list | tuple):
+        omitted = [k for k, item in enumerate(content) if _is_image(item) and k not in kept]
+        if not omitted:
+            return part
+        new: list[Any] = list(content)
+        for k in omitted:
+            new[k] = OMITTED_NOTE
+        return replace(part, content=new)
+    if _is_image(content) and -1 not in kept:
+        return replace(part, content=OMITTED_NOTE)
+    return part
