@@ -77,8 +77,6 @@ def data_url_image(url: Any) -> Obj | None:
 def parse_arguments(arguments: Any) -> Any:
     """Tool-call arguments as an object: JSON text is decoded, anything else kept as it is."""
     if isinstance(arguments, str):
-        import json  # stdlib rules (NaN, big numbers), loaded only for text arguments
-
         try:
             value = decoding.parse_text(arguments)
         except decoding.Malformed as exc:
