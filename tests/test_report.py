@@ -242,6 +242,7 @@ def test_report_command_writes_an_owner_only_page_with_the_provider_turns(
     assert out.stat().st_mode & 0o777 == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]
     page = open_page(chromium, out.as_uri()).page
+    assert page.locator("#summary").inner_text().startswith("claude-code session")
     assert page.locator("#colheads span").count() == 4
     row = page.locator("article.row", has=page.locator("h3", has_text="line 13"))
     turn = row.locator("section.provider").inner_text()

@@ -52,8 +52,7 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
         provider = {"name": req.provider, "model": req.model,
                     "violations": [v.to_json() for v in validate(body, req.provider,
                                                                  req.model)]}
-    fmt = None if source.fmt == "auto" else source.fmt
-    page = report_page(loaded.records, ctx, label=loaded.label, fmt=fmt,
+    page = report_page(loaded.records, ctx, label=loaded.label, fmt=loaded.format,
                        problems=loaded.problems, off_branch=loaded.off_branch, body=body,
                        provider=provider)
     target = output or default_output(source)
