@@ -177,7 +177,7 @@ def compare(path: Path) -> list[str]:
     ours = ctx.messages
     kinds: dict[str, int] = {}
     for change in ctx.changes:
-        kinds[change.kind] = kinds.get(change.kind, 0) + 1
+        kinds[str(change.kind)] = kinds.get(str(change.kind), 0) + 1
     j = 0
     dropped_empty = stripped = dropped_calls = notes = 0
     for theirs in pi_messages:
@@ -251,6 +251,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--in-process", type=int, default=3,
                         help="timed in-process runs per side per round (best one counts)")
+    parser.add_argument("--in-process-at", default="10,30",
+                        help="the sizes (of --sizes) the in-process ratio is taken at; pi's "
+                             "walk is quadratic, so at 100 MB it alone takes minutes a round")
     args = parser.parse_args()
     if not (PI_DIR / "node_modules").is_dir():
         raise SystemExit("pi is not installed: (cd benchmarks/pi && npm ci)")
@@ -269,10 +272,12 @@ def main() -> None:
             print(f"agreement on {path.name}:")
             for line in compare(path):
                 print(f"  {line}")
-        _measure(files, tiny, args.rounds, args.in_process)
+        at = {float(x) for x in args.in_process_at.split(",") if x}
+        _measure(files, tiny, args.rounds, args.in_process, at)
 
 
-def _measure(files: dict[float, Path], tiny: Path, rounds: int, k: int) -> None:
+def _measure(files: dict[float, Path], tiny: Path, rounds: int, k: int,
+             in_process_at: set[float]) -> None:
     whole: dict[float, list[float]] = {mb: [] for mb in files}
     memory: dict[float, list[float]] = {mb: [] for mb in files}
     rss: dict[float, list[tuple[int, int]]] = {mb: [] for mb in files}
@@ -289,6 +294,8 @@ def _measure(files: dict[float, Path], tiny: Path, rounds: int, k: int) -> None:
             whole[mb].append(a[0] / b[0])
             memory[mb].append(a[2] / b[2])
             rss[mb].append((a[2], b[2]))
+            if mb not in in_process_at:
+                continue
             if first_ours:
                 ours = min(sessionctx_in_process(path) for _ in range(k))
                 theirs = min(pi_in_process(path, k))
@@ -309,7 +316,8 @@ def _measure(files: dict[float, Path], tiny: Path, rounds: int, k: int) -> None:
         print(f"  peak memory (max RSS):                   {_range(memory[mb])}  "
               f"[MiB sessionctx {min(m[0] for m in mib):.0f}-{max(m[0] for m in mib):.0f}, "
               f"pi {min(m[1] for m in mib):.0f}-{max(m[1] for m in mib):.0f}]")
-        print(f"  in process read + build, best of {k}:     {_range(inproc[mb])}")
+        if inproc[mb]:
+            print(f"  in process read + build, best of {k}:     {_range(inproc[mb])}")
     ms = [(x * 1000, y * 1000) for x, y in cpu_pairs]
     print(f"one-message file, build CPU time:          {_range(cpu)}  "
           f"[ms sessionctx {min(m[0] for m in ms):.0f}-{max(m[0] for m in ms):.0f}, "

@@ -6,15 +6,13 @@ index or a store seq), so a person can find it in the stored history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import msgspec
 
 
-@dataclass(slots=True)
-class Source:
+class Source(msgspec.Struct):
     """Where a record came from: a line of a file, an element of a JSON array, or a store seq.
 
     `part` is set for a message that lives inside a record (a checkpoint's messages). A record

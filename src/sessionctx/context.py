@@ -8,8 +8,9 @@ one piece of code. The records are never modified: changed messages are copies.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.gcpause import paused_gc
@@ -43,15 +44,13 @@ from sessionctx.screenshots import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class BuildOptions:
+class BuildOptions(msgspec.Struct, frozen=True):
     browser_tools: frozenset[str] = DEFAULT_BROWSER_TOOLS
     keep_screenshots: int = 1
     note_unpaired: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class PendingCall:
+class PendingCall(msgspec.Struct, frozen=True):
     """A call with no result: the runtime must check the real world before retrying it."""
 
     id: str | None
@@ -64,8 +63,7 @@ class PendingCall:
                 "record": self.record.to_json()}
 
 
-@dataclass(slots=True)
-class Context:
+class Context(msgspec.Struct):
     """The messages of the next request, where each came from, and what was changed."""
 
     messages: list[Message]
@@ -83,13 +81,12 @@ class Context:
                 "pending_calls": [p.to_json() for p in self.pending_calls]}
 
 
-@dataclass(slots=True)
-class _Logged:
+class _Logged(msgspec.Struct):
     kind: ChangeKind
     reason: str
     source: Source
     slot: int | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 INTERRUPTED_NOTE = (

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import NamedTuple
+
+import msgspec
 
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import Call
 
 
-@dataclass(slots=True)
-class OpenCall:
+class OpenCall(msgspec.Struct):
     slot: int
     call: Call
     paired: bool = False
@@ -30,13 +30,12 @@ class Unpaired(NamedTuple):
     reason: str
 
 
-@dataclass(slots=True)
-class Pairing:
+class Pairing(msgspec.Struct):
     """The running state of pairing over messages appended one at a time."""
 
-    _open: dict[str, deque[OpenCall]] = field(default_factory=dict)
-    _answered: set[str] = field(default_factory=set)
-    _without_id: list[OpenCall] = field(default_factory=list)  # nothing can answer these
+    _open: dict[str, deque[OpenCall]] = msgspec.field(default_factory=dict)
+    _answered: set[str] = msgspec.field(default_factory=set)
+    _without_id: list[OpenCall] = msgspec.field(default_factory=list)  # nothing can answer these
 
     def add_call(self, slot: int, call: Call) -> OpenCall:
         entry = OpenCall(slot, call)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -53,8 +52,7 @@ _CHECKPOINT_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
 )
 
 
-@dataclass(slots=True)
-class Record:
+class Record(msgspec.Struct):
     """One stored record: the object exactly as stored, its kind, and where it came from."""
 
     data: dict[str, Any]
@@ -68,8 +66,7 @@ class Record:
         return message_view(self.data)
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True):
     """Something in the input that could not be read as a record."""
 
     message: str
@@ -88,10 +85,9 @@ class Problem:
                 "fatal": self.fatal}
 
 
-@dataclass(slots=True)
-class ReadResult:
-    records: list[Record] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+class ReadResult(msgspec.Struct):
+    records: list[Record] = msgspec.field(default_factory=list)
+    problems: list[Problem] = msgspec.field(default_factory=list)
     format: str = "native"  # the format the input was read in (inputs.FORMATS)
 
     @property

@@ -7,8 +7,9 @@ User images and other tools' images are never touched here.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from sessionctx.messages import Message
 
@@ -42,13 +43,12 @@ def without_images(message: Message) -> tuple[Message, int]:
     return out, replaced
 
 
-@dataclass(slots=True)
-class ScreenshotWindow:
+class ScreenshotWindow(msgspec.Struct):
     """The slots of the latest `keep` browser results with images; older ones are returned
     as they fall out of the window, so a caller can mark them once."""
 
     keep: int = 1
-    _latest: deque[int] = field(default_factory=deque)
+    _latest: deque[int] = msgspec.field(default_factory=deque)
 
     def push(self, slot: int) -> int | None:
         self._latest.append(slot)

@@ -3,7 +3,6 @@ stored, and why each record became what it did."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +111,8 @@ def _print_context(ctx: Context) -> None:
 
 def _print_pending(ctx: Context) -> None:
     if ctx.pending_calls:
+        import json  # loaded only when there is a pending call to print
+
         click.echo(f"\n{len(ctx.pending_calls)} pending call(s) with no result "
                    "(check the real state before retrying):")
         for p in ctx.pending_calls:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
+import msgspec
 
 from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions, Context, build_context
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class SessionSource:
+class SessionSource(msgspec.Struct, frozen=True):
     """Where a command reads its session: PATH ('-' for stdin) in format `fmt`, or session
     `session` of the store at `store_url` (default store when None); `leaf` picks the branch."""
 
@@ -39,8 +38,7 @@ class SessionSource:
     leaf: str | None = None
 
 
-@dataclass(slots=True)
-class Loaded:
+class Loaded(msgspec.Struct):
     """The records of one input, with the problems met reading it and off-branch entries."""
 
     records: list[Record]

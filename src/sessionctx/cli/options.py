@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
+import msgspec
 
 from sessionctx.cli.app import PRETTY
 from sessionctx.cli.loader import SessionSource
@@ -85,8 +85,7 @@ build_options = _gather(
 """The options every command that builds a context shares."""
 
 
-@dataclass(frozen=True, slots=True)
-class RequestSpec:
+class RequestSpec(msgspec.Struct, frozen=True):
     """The provider request a command builds from the context."""
 
     provider: str
@@ -144,7 +143,7 @@ def _load_tools(path: str) -> tuple[Tool, ...]:
 
 
 def _provider_names() -> tuple[str, ...]:
-    from sessionctx.providers.capabilities import PROVIDERS
+    from sessionctx.providers.names import PROVIDERS
 
     return PROVIDERS
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -16,7 +16,7 @@ from sessionctx.context import BuildOptions
 def default_output(source: SessionSource) -> str:
     """`<session>.report.html` in the working directory."""
     if source.path is not None and source.path != "-":
-        stem = Path(source.path).name
+        stem = os.path.basename(source.path)
         for suffix in (".jsonl", ".json", ".traj"):
             stem = stem.removesuffix(suffix)
         return f"{stem}.report.html"
@@ -70,6 +70,7 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
                f"messages, {len(ctx.pending_calls)} pending calls)", err=True)
     if open_page:
         import webbrowser
+        from pathlib import Path  # only to open the page
 
         webbrowser.open(Path(target).resolve().as_uri())
 

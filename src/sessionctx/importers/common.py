@@ -7,7 +7,6 @@ A source line that never reaches the model becomes a context row keeping the who
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -71,6 +70,8 @@ def data_url_image(url: Any) -> Obj | None:
 def parse_arguments(arguments: Any) -> Any:
     """Tool-call arguments as an object: JSON text is decoded, anything else kept as it is."""
     if isinstance(arguments, str):
+        import json  # stdlib rules (NaN, big numbers), loaded only for text arguments
+
         try:
             value = json.loads(arguments)
         except ValueError:

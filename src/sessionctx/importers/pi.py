@@ -11,8 +11,9 @@ pi message stored as one JSON object is read too.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
+
+import msgspec
 
 from sessionctx.changes import Source
 from sessionctx.importers.common import Obj, as_int, text_block
@@ -133,4 +134,5 @@ def _checkpoint(record: Record, path: list[Record], start: int | None = None) ->
         "summary": summary, "messages": messages, "firstKeptIndex": 1,
         "tokensBefore": as_int(data.get("tokensBefore")), "tokensAfter": 0,
         **_tree_fields(data), "importedFrom": FORMAT, "raw": data},
-        replace(record.source, message_lines=(record.source.line, *(line for _, line in pairs))))
+        msgspec.structs.replace(record.source, message_lines=(
+            record.source.line, *(line for _, line in pairs))))

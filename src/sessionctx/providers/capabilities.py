@@ -10,13 +10,14 @@ import re
 from dataclasses import dataclass
 
 from sessionctx.errors import BadArgument
-
-ANTHROPIC = "anthropic"
-OPENAI_CHAT = "openai-chat"
-OPENAI_RESPONSES = "openai-responses"
-GEMINI = "gemini"
-BEDROCK = "bedrock"
-PROVIDERS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI, BEDROCK)
+from sessionctx.providers.names import (
+    ANTHROPIC,
+    BEDROCK,
+    GEMINI,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    PROVIDERS,
+)
 
 SAFE_ID = r"^[a-zA-Z0-9_-]+$"
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})

@@ -9,14 +9,13 @@ from typing import Any
 
 from sessionctx.errors import BadArgument
 from sessionctx.providers import anthropic, bedrock, gemini, openai_chat, openai_responses
-from sessionctx.providers.capabilities import (
+from sessionctx.providers.capabilities import Capability, capability
+from sessionctx.providers.names import (
     ANTHROPIC,
     BEDROCK,
     GEMINI,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
-    Capability,
-    capability,
 )
 from sessionctx.providers.policies import Prepared
 from sessionctx.providers.violations import Violation

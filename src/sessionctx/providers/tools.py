@@ -16,7 +16,7 @@ from typing import Any
 
 from sessionctx.changes import ChangeKind, Source
 from sessionctx.errors import SessionctxError
-from sessionctx.providers.capabilities import (
+from sessionctx.providers.names import (
     ANTHROPIC,
     BEDROCK,
     GEMINI,

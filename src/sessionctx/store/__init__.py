@@ -9,8 +9,8 @@ from sessionctx.store.base import (
     Store,
     StoreError,
     StoreLocked,
-    open_store,
 )
+from sessionctx.store.open import open_store
 
 __all__ = [
     "NotASessionStore",

@@ -1,4 +1,5 @@
-"""The session store interface every backend implements, its errors, and `open_store`.
+"""The session store interface every backend implements, its errors, and the helpers the
+backends share (`open_store` is in `store/open.py`, which alone imports the backends).
 
 A store keeps each record as its exact JSON (unknown fields survive), numbers the records of a
 session 1, 2, 3... without gaps, and loads a session's context from its latest valid checkpoint
@@ -7,11 +8,8 @@ on, so a long history costs no more to load than a short one.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import unquote, urlparse
 
 import msgspec
 
@@ -22,9 +20,7 @@ from sessionctx.files import write_atomically
 from sessionctx.records import CHECKPOINT, Record, classify, make_record
 
 __all__ = ["NotASessionStore", "ReadOnlyStore", "SchemaTooNew", "SessionChanged", "SessionInfo",
-           "Store", "StoreError", "StoreLocked", "open_store"]
-
-STORE_ENV = "SESSIONCTX_STORE"
+           "Store", "StoreError", "StoreLocked"]
 
 _encoder = msgspec.json.Encoder()
 
@@ -125,39 +121,3 @@ def write_jsonl(path: str, rows: list[bytes]) -> int:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}; nothing was "
                          "written") from None
     return len(rows)
-
-
-def default_url() -> str:
-    env = os.environ.get(STORE_ENV)
-    if env:
-        return env
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return "sqlite:///" + str(Path(base) / "sessionctx" / "sessions.db")
-
-
-def open_store(url: str | None = None) -> Store:
-    """Open the store at `url` (sqlite:///file, jsonl:///dir, postgresql://...).
-
-    Without a URL: $SESSIONCTX_STORE, else sessions.db under the user's data directory.
-    """
-    url = url or default_url()
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme in ("postgresql", "postgres"):
-        from sessionctx.store.postgres import PostgresStore
-        return PostgresStore(url)
-    if scheme == "sqlite":
-        from sessionctx.store.sqlite import SqliteStore
-        return SqliteStore(_path_of(url))
-    if scheme == "jsonl":
-        from sessionctx.store.jsonl import JsonlStore
-        return JsonlStore(_path_of(url))
-    raise StoreError(f"unknown store URL {url!r}: use sqlite:///path/to/file.db, "
-                     "jsonl:///path/to/dir or postgresql://...")
-
-
-def _path_of(url: str) -> str:
-    parsed = urlparse(url)
-    path = unquote(parsed.netloc + parsed.path)
-    if not path:
-        raise StoreError(f"store URL {url!r} names no path")
-    return path

@@ -11,26 +11,20 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
-import msgspec
-
-from sessionctx.context import BuildOptions, Context
 from sessionctx.records import Record
 from sessionctx.store.base import (
     NotASessionStore,
     ReadOnlyStore,
     SchemaTooNew,
     SessionChanged,
-    SessionInfo,
     StoreError,
     StoreLocked,
     check_session,
-    context_from,
     encode,
     kind_of,
     require_checkpoint,
-    stored_record,
-    write_jsonl,
 )
+from sessionctx.store.sql import SqlReads
 
 if TYPE_CHECKING:
     import psycopg
@@ -50,7 +44,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = ((
     "CREATE INDEX records_checkpoints ON {s}.records (session, seq) WHERE is_checkpoint",
 ),)
 
-_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -64,8 +57,11 @@ def split_url(url: str) -> tuple[str, str]:
     return urlunparse(parsed._replace(query=rest)), schema
 
 
-class PostgresStore:
+class PostgresStore(SqlReads):
     """Sessions in a PostgreSQL schema (default `sessionctx`, or `?schema=NAME` in the URL)."""
+
+    PARAM = "%s"
+    TRUE = "TRUE"
 
     def __init__(self, url: str, *, lock_timeout_ms: int = 30000) -> None:
         try:
@@ -191,46 +187,15 @@ class PostgresStore:
 
     # -- reading -------------------------------------------------------------------------
 
+    def _tables(self) -> dict[str, str]:
+        return {"records": f"{self.schema}.records", "sessions": f"{self.schema}.sessions"}
+
     def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
         try:
             with self._db.transaction():
                 return self._db.execute(self._sql(sql), args).fetchall()
         except self._psycopg.Error as exc:
             raise self._error(exc) from None
-
-    def records(self, session: str, after: int = 0) -> list[Record]:
-        rows = self._read("SELECT seq, data FROM {s}.records WHERE session = %s AND seq > %s "
-                          "ORDER BY seq", (session, after))
-        return [stored_record(_decoder.decode(data), int(seq)) for seq, data in rows]
-
-    def last_seq(self, session: str) -> int:
-        rows = self._read("SELECT last_seq FROM {s}.sessions WHERE id = %s", (session,))
-        return int(rows[0][0]) if rows else 0
-
-    def latest_checkpoint(self, session: str) -> int:
-        rows = self._read("SELECT max(seq) FROM {s}.records WHERE session = %s AND "
-                          "is_checkpoint", (session,))
-        return int(rows[0][0] or 0)
-
-    def context_records(self, session: str) -> list[Record]:
-        """The records context loading reads: from the latest valid checkpoint on."""
-        return self.records(session, max(self.latest_checkpoint(session) - 1, 0))
-
-    def context(self, session: str, options: BuildOptions | None = None) -> Context:
-        return context_from(self.context_records(session), options)
-
-    def sessions(self) -> list[SessionInfo]:
-        rows = self._read("SELECT id, record_count, last_seq, first_append, last_append "
-                          "FROM {s}.sessions ORDER BY last_append DESC, id", ())
-        return [SessionInfo(r[0], int(r[1]), int(r[2]), r[3].isoformat(), r[4].isoformat())
-                for r in rows]
-
-    def export(self, session: str, path: str) -> int:
-        rows = self._read("SELECT data FROM {s}.records WHERE session = %s ORDER BY seq",
-                          (session,))
-        if not rows:
-            raise StoreError(f"{self.where}: no session {session!r}")
-        return write_jsonl(path, [r[0].encode() for r in rows])
 
     def drop(self) -> None:
         """Remove the whole schema (for tests and benchmarks that made their own)."""

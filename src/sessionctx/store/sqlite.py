@@ -15,9 +15,6 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
-
-from sessionctx.context import BuildOptions, Context
 from sessionctx.files import create_private, make_dirs
 from sessionctx.records import Record
 from sessionctx.store.base import (
@@ -25,17 +22,14 @@ from sessionctx.store.base import (
     ReadOnlyStore,
     SchemaTooNew,
     SessionChanged,
-    SessionInfo,
     StoreError,
     StoreLocked,
     check_session,
-    context_from,
     encode,
     kind_of,
     require_checkpoint,
-    stored_record,
-    write_jsonl,
 )
+from sessionctx.store.sql import SqlReads
 
 APP = "sessionctx"
 SCHEMA_VERSION = 1
@@ -64,7 +58,6 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
-_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 def _create_private(path: str) -> None:
@@ -86,11 +79,14 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class SqliteStore:
+class SqliteStore(SqlReads):
     """Sessions in one SQLite file; safe for many processes on one machine."""
 
+    PARAM = "?"
+    TRUE = "1"
+
     def __init__(self, path: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.path = path
+        self.path = self.where = path
         if os.path.isdir(path):
             raise NotASessionStore(f"{path}: is a directory, not a sessionctx database")
         parent = os.path.dirname(os.path.abspath(path))
@@ -267,43 +263,6 @@ class SqliteStore:
         return self.append_many(session, [r.data for r in records])
 
     # -- reading -------------------------------------------------------------------------
-
-    def _rows(self, session: str, after: int) -> list[Record]:
-        rows = self._read("SELECT seq, data FROM records WHERE session = ? AND seq > ? "
-                          "ORDER BY seq", (session, after))
-        return [stored_record(_decoder.decode(data), seq) for seq, data in rows]
-
-    def records(self, session: str, after: int = 0) -> list[Record]:
-        return self._rows(session, after)
-
-    def last_seq(self, session: str) -> int:
-        rows = self._read("SELECT last_seq FROM sessions WHERE id = ?", (session,))
-        return int(rows[0][0]) if rows else 0
-
-    def latest_checkpoint(self, session: str) -> int:
-        """The seq of the session's latest valid checkpoint, 0 when it has none."""
-        rows = self._read("SELECT max(seq) FROM records WHERE session = ? AND "
-                          "is_checkpoint = 1", (session,))
-        return int(rows[0][0] or 0)
-
-    def context_records(self, session: str) -> list[Record]:
-        """The records context loading reads: from the latest valid checkpoint on."""
-        return self._rows(session, max(self.latest_checkpoint(session) - 1, 0))
-
-    def context(self, session: str, options: BuildOptions | None = None) -> Context:
-        return context_from(self.context_records(session), options)
-
-    def sessions(self) -> list[SessionInfo]:
-        rows = self._read("SELECT id, record_count, last_seq, first_append, last_append "
-                          "FROM sessions ORDER BY last_append DESC, id", ())
-        return [SessionInfo(*row) for row in rows]
-
-    def export(self, session: str, path: str) -> int:
-        rows = self._read("SELECT data FROM records WHERE session = ? ORDER BY seq",
-                          (session,))
-        if not rows:
-            raise StoreError(f"{self.path}: no session {session!r}")
-        return write_jsonl(path, [r[0].encode() for r in rows])
 
     def close(self) -> None:
         self._db.close()

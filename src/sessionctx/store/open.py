@@ -1,0 +1,49 @@
+"""Opening a store by URL: the one module that knows every backend, so the interface
+(`store/base.py`) and the backends never import each other in a circle. Backends are imported
+only when a URL names them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from sessionctx.store.base import Store, StoreError
+
+STORE_ENV = "SESSIONCTX_STORE"
+
+
+def default_url() -> str:
+    env = os.environ.get(STORE_ENV)
+    if env:
+        return env
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return "sqlite:///" + str(Path(base) / "sessionctx" / "sessions.db")
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open the store at `url` (sqlite:///file, jsonl:///dir, postgresql://...).
+
+    Without a URL: $SESSIONCTX_STORE, else sessions.db under the user's data directory.
+    """
+    url = url or default_url()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme in ("postgresql", "postgres"):
+        from sessionctx.store.postgres import PostgresStore
+        return PostgresStore(url)
+    if scheme == "sqlite":
+        from sessionctx.store.sqlite import SqliteStore
+        return SqliteStore(_path_of(url))
+    if scheme == "jsonl":
+        from sessionctx.store.jsonl import JsonlStore
+        return JsonlStore(_path_of(url))
+    raise StoreError(f"unknown store URL {url!r}: use sqlite:///path/to/file.db, "
+                     "jsonl:///path/to/dir or postgresql://...")
+
+
+def _path_of(url: str) -> str:
+    parsed = urlparse(url)
+    path = unquote(parsed.netloc + parsed.path)
+    if not path:
+        raise StoreError(f"store URL {url!r} names no path")
+    return path
