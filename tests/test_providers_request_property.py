@@ -79,11 +79,13 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _refused(provider: str, model: str | None, messages: list[Msg], thinking: bool | None,
-             prefill: str | None) -> bool:
+             prefill: str | None, tool_choice: str | None = None) -> bool:
     """Whether the build is to refuse these settings (check_settings and add_prefill)."""
     from sessionctx.providers.capabilities import capability
     cap, _ = capability(provider, model)
     if (thinking is not None or prefill is not None) and not cap.thinking_rules:
+        return True
+    if thinking and not cap.forced_tool_thinking and tool_choice not in (None, "auto", "none"):
         return True
     return prefill is not None and (not cap.prefill or bool(thinking))
 
@@ -104,13 +106,15 @@ def test_every_request_body_passes_the_validators_and_sdk_types(
         try:
             req = build_request(ctx, provider, model, "be brief", options)
         except RequestError as exc:
-            assert _refused(provider, model, ctx.messages, think, fill) or \
-                "ends with an assistant turn" in str(exc), (provider, exc)
+            choice = tool_options.get("tool_choice")
+            assert _refused(provider, model, ctx.messages, think, fill, choice) or \
+                "a prefill goes after a user message" in str(exc), (provider, exc)
             continue
         except tools.ToolsError as exc:
             assert "not 'none'" in str(exc) or "neither one of" in str(exc), exc
             continue
-        assert not _refused(provider, model, ctx.messages, think, fill), provider
+        assert not _refused(provider, model, ctx.messages, think, fill,
+                            tool_options.get("tool_choice")), provider
         violations = validate(req.body, provider, req.model, thinking=think,
                               prefill=fill is not None)
         held = req.body.get("contents", req.body.get("input", req.body.get("messages")))

@@ -110,6 +110,9 @@ def add_prefill(prep: Prepared, text: str) -> None:
     if prep.turns and prep.turns[-1][0] == "assistant":
         raise RequestError("the history ends with an assistant turn; a prefill goes after a "
                            "user message")
+    if not any(role == "user" for role, _, _ in prep.turns):
+        raise RequestError("the history holds no user turn; a prefill goes after a user "
+                           "message")
     trimmed = text.rstrip()
     if trimmed != text:
         prep.log(PREFILL_TRIMMED, "final assistant content cannot end with trailing whitespace")
