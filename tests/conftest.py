@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,19 @@ def result(cid: str, body: str = "ok", name: str = "bash", *images: dict[str, An
 
 def image(data: str = "aGVsbG8=", mime: str = "image/png") -> dict[str, Any]:
     return {"type": "image", "data": data, "mimeType": mime}
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Any:
+    """A 64 KiB tmpfs, when this machine lets us mount one."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        pytest.skip("mount is not available here")
+    if done.returncode != 0:
+        pytest.skip(f"a tmpfs cannot be mounted here: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)

@@ -14,13 +14,14 @@ import pytest
 
 from sessionctx.compaction.audit import audit
 from sessionctx.compaction.checkpoint import (
+    SUMMARY_IN_MESSAGES,
     AuditFailed,
     Settings,
     compact,
     prepare,
     restore,
 )
-from sessionctx.compaction.planner import is_summary_message
+from sessionctx.compaction.planner import is_summary_message, summary_text
 from sessionctx.compaction.prompt import render_message
 from sessionctx.compaction.summarizers import CommandSummarizer, SummarizerError
 from sessionctx.compaction.target import FileTarget, SessionChanged
@@ -143,8 +144,9 @@ def test_checkpoint_has_every_field_and_the_context_starts_from_it(tmp_path) -> 
     assert record["messages"][1:] == history(4, 6)
     ctx = build_context(records(path))
     assert ctx.messages == record["messages"]
+    assert record["summary"] == SUMMARY_IN_MESSAGES  # the summary is stored once
     for ident in ("/srv/app/mod0.py", "2026-01-01"):
-        assert ident in record["summary"]
+        assert ident in written.summary and ident in summary_text(first)
 
 
 def test_repeated_compaction_keeps_what_the_previous_one_kept(tmp_path) -> None:
@@ -153,20 +155,22 @@ def test_repeated_compaction_keeps_what_the_previous_one_kept(tmp_path) -> None:
     script = write_summarizer(tmp_path)
     log = tmp_path / "prompts.log"
     write_session(path, history(0, 6))
-    first = compact(FileTarget(str(path)), summarizer(script, log=log),
-                    Settings(keep_turns=3, keep_tokens=1)).record
+    first_written = compact(FileTarget(str(path)), summarizer(script, log=log),
+                            Settings(keep_turns=3, keep_tokens=1))
+    first = first_written.record
     kept_by_first = first["messages"][1:]
     append_session(path, history(6, 8))
-    second = compact(FileTarget(str(path)), summarizer(script, log=log), SMALL).record
+    second_written = compact(FileTarget(str(path)), summarizer(script, log=log), SMALL)
+    second = second_written.record
     prompt2 = log.read_text().split("\n\x00\n")[1]
-    assert "<previous_summary>\n" + first["summary"] in prompt2
+    assert "<previous_summary>\n" + first_written.summary in prompt2
     for message in kept_by_first:  # each is either summarized again or still kept
         assert message in second["messages"] or render_message(message) in prompt2
-    assert "/srv/app/mod3.py" in second["summary"]  # kept by the first, summarized by the second
+    assert "/srv/app/mod3.py" in second_written.summary  # kept by the first, summed up by the 2nd
     append_session(path, history(8, 10))
-    third = compact(FileTarget(str(path)), summarizer(script, log=log), SMALL).record
+    third = compact(FileTarget(str(path)), summarizer(script, log=log), SMALL)
     for ident in ("/srv/app/mod0.py", "/srv/app/mod3.py", "/srv/app/mod6.py"):
-        assert ident in third["summary"]  # carried through every summary since
+        assert ident in third.summary  # carried through every summary since
 
 
 def test_rebuild_after_three_compactions_is_last_checkpoint_plus_what_follows(tmp_path) -> None:
@@ -222,7 +226,7 @@ def test_one_repair_attempt_can_fix_the_summary(tmp_path) -> None:
     written = compact(FileTarget(str(path)), summarizer(write_summarizer(tmp_path), "repair"),
                       SMALL)
     assert written.record["qualityAudit"]["repaired"] is True
-    assert audit(written.record["summary"], written.job.identifiers).ok
+    assert audit(written.summary, written.job.identifiers).ok
 
 
 def test_append_during_compaction_refuses_the_checkpoint(tmp_path) -> None:
@@ -333,5 +337,5 @@ def test_chunked_summary_carries_the_summary_so_far(tmp_path) -> None:
         assert earlier != later
     assert "characters omitted from the middle" in log.read_text()
     for ident in written.job.identifiers:
-        assert ident in written.record["summary"]
-    assert "/srv/app/middle.py" in written.record["summary"]
+        assert ident in written.summary
+    assert "/srv/app/middle.py" in written.summary

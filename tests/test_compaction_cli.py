@@ -65,7 +65,8 @@ def test_refusals_exit_1_and_write_nothing(tmp_path) -> None:
     assert path.read_bytes() == before and not checkpoints(path)
     out = run("compact", str(path), "--force", "--summarizer",
               f"command:{sys.executable} {script}")
-    assert out.exit_code == 0 and len(checkpoints(path)) == 1
+    assert out.exit_code == 1 and "not fewer than the" in out.output  # longer than two turns
+    assert path.read_bytes() == before and not checkpoints(path)
 
 
 def test_usage_errors_exit_2(tmp_path) -> None:

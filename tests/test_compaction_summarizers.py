@@ -109,7 +109,7 @@ def test_anthropic_summarizer_end_to_end(tmp_path, stub, monkeypatch) -> None:
     assert route == "/v1/messages", sorted(headers)
     assert "test-key-a" in (headers.get("x-api-key"), headers.get("authorization", "")[7:])
     assert "untrusted data" in body["system"] and body["model"] == "claude-test"
-    assert "/srv/app/mod0.py" in written.record["summary"]
+    assert "/srv/app/mod0.py" in written.summary
     assert len(checkpoints(path)) == 1
 
 

@@ -12,7 +12,6 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -166,22 +165,6 @@ def test_export_over_the_file_size_limit_leaves_the_target_and_no_temp(tmp_path:
     assert debris(tmp_path) == []
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Any:
-    """A 64 KiB tmpfs, when this machine lets us mount one."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
-                              capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        pytest.skip("mount is not available here")
-    if done.returncode != 0:
-        pytest.skip(f"a tmpfs cannot be mounted here: {done.stderr.decode().strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
-
-
 @pytest.mark.parametrize("batch", [1, 5])
 def test_jsonl_appends_on_a_full_disk_fail_whole(tiny_disk: Path, batch: int) -> None:
     store = JsonlStore(str(tiny_disk / "store"))
@@ -293,10 +276,10 @@ def kill_while_writing(url: str, path: Path, before: int, ready: Path) -> int:
 
 @pytest.mark.parametrize("before", [0, 2], ids=["first", "later"])
 def test_kill_9_during_first_and_batched_appends(tmp_path: Path, before: int) -> None:
-    """Killed while its batch is being written, a writer leaves the batch whole or absent, and
-    a killed first append never blocks the session."""
+    """Killed as its batch starts to reach the file, a writer leaves the batch whole or
+    absent, and a killed first append never blocks the session."""
     torn = 0
-    for round_ in range(4):
+    for round_ in range(8):
         folder = tmp_path / f"store{round_}"
         url = f"jsonl://{folder}"
         size = kill_while_writing(url, folder / "s.jsonl", before, tmp_path / f"go{round_}")
@@ -308,7 +291,39 @@ def test_kill_9_during_first_and_batched_appends(tmp_path: Path, before: int) ->
         assert store.append("s", msg(9)) == count + 1
         assert [r.data for r in store.records("s")][-1] == msg(9)
         assert store.problems("s") == []
-    assert torn  # at least one kill landed inside the write
+        if torn >= 2:
+            break
+
+
+CRASH_MID_WRITE = """
+    import os, resource, signal
+    from sessionctx.store.jsonl import JsonlStore
+    store = JsonlStore({folder!r})
+    if {before}:
+        store.append_many("s", [{{"role": "user", "content": "b%d" % i}} for i in range({before})])
+    size = os.path.getsize({folder!r} + "/s.jsonl") if {before} else 0
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # the write that passes the limit kills us
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + {cut}, resource.RLIM_INFINITY))
+    store.append_many("s", [{{"role": "user", "content": "x%d" % i}} for i in range(50)])
+"""
+
+
+@pytest.mark.parametrize("before", [0, 3], ids=["first", "later"])
+@pytest.mark.parametrize("cut", [2, 40, 700, 1500])
+def test_a_process_killed_inside_its_write_leaves_no_records(tmp_path: Path, before: int,
+                                                             cut: int) -> None:
+    """A writer killed by a signal while exactly `cut` bytes of its batch reached the file (the
+    file size limit stops the write there, then its SIGXFSZ kills the process)."""
+    folder = tmp_path / "store"
+    done = run_python(CRASH_MID_WRITE.format(folder=str(folder), before=before, cut=cut))
+    assert done.returncode == -signal.SIGXFSZ, done.stderr
+    raw = (folder / "s.jsonl").read_bytes()
+    store = JsonlStore(str(folder))
+    assert [r.data["content"] for r in store.records("s")] == [f"b{i}" for i in range(before)]
+    assert store.problems("s")
+    assert store.append_many("s", [msg(1), msg(2)]) == [before + 1, before + 2]
+    assert store.problems("s") == []
+    assert (folder / "s.jsonl").read_bytes().startswith(raw[: len(raw) - cut])
 
 
 # -- what is not a regular file in the store -----------------------------------------------

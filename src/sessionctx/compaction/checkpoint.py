@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 from sessionctx.compaction.audit import (
     DEFAULT_MAX_IDENTIFIERS,
     AuditResult,
@@ -25,7 +27,9 @@ from sessionctx.compaction.planner import (
     DEFAULT_KEEP_TURNS,
     PLANNER_VERSION,
     Plan,
+    is_summary_message,
     plan,
+    summary_text,
 )
 from sessionctx.compaction.prompt import build_prompt, chunks, repair_prompt, summary_message
 from sessionctx.compaction.summarizers import Summarizer
@@ -35,9 +39,17 @@ from sessionctx.context import BuildOptions, build_context
 from sessionctx.errors import CompactionError
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
-from sessionctx.records import CHECKPOINT, Record, records_from_objects
+from sessionctx.records import (
+    CHECKPOINT,
+    DEFAULT_MAX_LINE_BYTES,
+    Record,
+    records_from_objects,
+)
 
 RESTORE_REF = "logical-restore"
+# a checkpoint's summary is its first message; the `summary` field says so rather than hold a
+# second copy of it
+SUMMARY_IN_MESSAGES = "The summary is the first message of this checkpoint's messages."
 DEFAULT_CHUNK_TOKENS = 24_000
 
 
@@ -86,6 +98,12 @@ class Written:
     record: dict[str, Any]
     position: int  # the new record's line (file) or seq (store)
     job: SummaryJob
+
+    @property
+    def summary(self) -> str:
+        """The summary the checkpoint holds (in its first message), or a restore's note."""
+        first = self.record["messages"][0] if self.record["messages"] else {}
+        return summary_text(first) if is_summary_message(first) else self.record["summary"]
 
 
 def pair_checked(messages: list[Message], options: BuildOptions) -> list[Message]:
@@ -171,14 +189,30 @@ def compact(target: Target, summarizer: Summarizer, settings: Settings | None = 
     job = prepare(snapshot or target.snapshot(), settings, messages)
     summary, result, repaired = summarize_audited(job, summarizer)
     p = job.plan
-    messages = [summary_message(summary), *pair_checked(p.kept, settings.build)]
-    record = checkpoint_record(job.snapshot, summary=summary, messages=messages,
+    message = summary_message(summary)
+    replaced = p.tokens_before - p.tokens_kept
+    tokens = settings.counter(message)
+    if tokens >= replaced:
+        raise CompactionError(f"the summary is {tokens} tokens, not fewer than the {replaced} "
+                              "tokens of the messages it would replace; nothing was written")
+    record = checkpoint_record(job.snapshot, summary=SUMMARY_IN_MESSAGES,
+                               messages=[message, *pair_checked(p.kept, settings.build)],
                                first_kept_index=p.cut, tokens_before=p.tokens_before,
                                model_ref=summarizer.ref,
                                quality_audit=audit_record(result, repaired=repaired),
                                counter=settings.counter)
-    position = target.append(record, job.snapshot)
+    position = target.append(within_limit(record), job.snapshot)
     return Written(record, position, job)
+
+
+def within_limit(record: dict[str, Any]) -> dict[str, Any]:
+    """`record`, if its line stays under the limit readers skip a line at; else an error."""
+    size = len(msgspec.json.encode(record))
+    if size > DEFAULT_MAX_LINE_BYTES:
+        raise CompactionError(f"the checkpoint would be {size / 1048576:.1f} MiB, over the "
+                              f"{DEFAULT_MAX_LINE_BYTES / 1048576:.0f} MiB a record may take "
+                              "(readers skip a longer line); nothing was written")
+    return record
 
 
 def find_checkpoint(records: list[Record], ref: str) -> int:
@@ -215,7 +249,7 @@ def restore(target: Target, before: str, settings: Settings | None = None, *,
         messages=earlier, first_kept_index=0, tokens_before=total(current, settings.counter),
         model_ref=RESTORE_REF, quality_audit="disabled", counter=settings.counter,
         restored_from=restored_from)
-    position = target.append(record, snapshot)
+    position = target.append(within_limit(record), snapshot)
     sizes = [settings.counter(m) for m in earlier]
     job = SummaryJob(snapshot, Plan(0, earlier, sizes, None, record["tokensBefore"],
                                        record["tokensAfter"], False), [], [], settings)

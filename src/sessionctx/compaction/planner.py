@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sessionctx.compaction.escaping import unescape_tags
 from sessionctx.compaction.tokens import TokenCounter, estimate_message
 from sessionctx.errors import CompactionError
 from sessionctx.messages import RESULT_ROLES, Message, call_ids, result_id, text_of
@@ -70,7 +71,7 @@ def summary_text(message: Message) -> str:
     if body.endswith(SUMMARY_CLOSE):
         body = body[:-len(SUMMARY_CLOSE)]
     _, sep, rest = body.partition("\n\n")
-    return (rest if sep else body).strip()
+    return unescape_tags((rest if sep else body).strip())
 
 
 def valid_cuts(messages: Sequence[Message]) -> list[int]:

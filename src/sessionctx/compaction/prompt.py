@@ -6,6 +6,7 @@ the summarizer. The prompt asks for fixed sections, which the audit then checks.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
@@ -13,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from sessionctx.compaction.escaping import escape_lines, escape_tags
 from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN
 from sessionctx.errors import BadArgument
 from sessionctx.messages import (
@@ -39,20 +41,23 @@ SYSTEM = (
 
 _RECORDS_TAG = "conversation_records"
 _encode = msgspec.json.encode
+_SAFE_FIELD = re.compile(r"[A-Za-z0-9_.:@/+?-]+")
 
 
-_RECORDS_CLOSE = f"</{_RECORDS_TAG}"
-_ESCAPED_CLOSE = f"<\\/{_RECORDS_TAG}"
-# the previous summary was written from untrusted records: it must not end its tag either
-_PREVIOUS_CLOSE = "</previous_summary"
-_ESCAPED_PREVIOUS_CLOSE = "<\\/previous_summary"
+def _field(value: object) -> str:
+    """A header field as one token: as it is when plain, else as a JSON string."""
+    text = value if isinstance(value, str) else "?" if value is None else str(value)
+    return text if _SAFE_FIELD.fullmatch(text) else _encode(text).decode()
 
 
-def render_message(message: Message) -> str:
+def render_message(message: Message, max_chars: int = 0) -> str:
     """One message as plain text for the summarizer: images as markers, thinking left out.
 
-    One walk over the content renders its call blocks too (after the other blocks, as
-    `calls` orders them); only a message with a `tool_calls` list is read through `calls`.
+    A header line (`--- role`, or `--- tool result NAME id=ID status=S`) starts each record;
+    no line of the body can start like one and no text can open or close a tag of the prompt
+    (see escaping). A body over `max_chars` keeps its start and end. One walk over the content
+    renders its call blocks too (after the other blocks, as `calls` orders them); only a
+    message with a `tool_calls` list is read through `calls`.
     """
     role = message.get("role", "?")
     called: list[str] | None = None
@@ -82,17 +87,14 @@ def render_message(message: Message) -> str:
         called = [_render_call(c.id, c.name, c.arguments) for c in calls(message)]
     if called:
         parts += called
-    body = "\n".join(parts)
+    body = _bounded("\n".join(parts), max_chars)
     if role in RESULT_ROLES:
         status = "error" if message.get("isError") is True else "ok"
-        record = f"--- tool result {message.get('toolName') or '?'} " \
-                 f"id={result_id(message) or '?'} status={status}\n{body}"
+        head = f"--- tool result {_field(message.get('toolName') or '?')} " \
+               f"id={_field(result_id(message) or '?')} status={status}"
     else:
-        record = f"--- {role}\n{body}"
-    # the head is stored data too: a tool name or id must not close the records either
-    if _RECORDS_CLOSE in record:
-        record = record.replace(_RECORDS_CLOSE, _ESCAPED_CLOSE)
-    return record
+        head = f"--- {_field(role)}"
+    return escape_tags(f"{head}\n{escape_lines(body)}")
 
 
 def _render_call(call_id: str | None, name: str | None, arguments: Any) -> str:
@@ -150,16 +152,15 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
         "exactly these markdown headings, in this order:",
         headings,
     ]
-    records = [render_message(m) for m in summarized]
-    if max_record_chars > 0 and records and max(map(len, records)) > max_record_chars:
-        records = [_bounded(r, max_record_chars) for r in records]
+    records = [render_message(m, max_record_chars) for m in summarized]
     seen = "\n".join([previous_summary or "", *records])
     present = [i for i in identifiers if i in seen]
     if present:
         lines += ["", "The summary must contain each of these identifiers exactly as written:"]
         lines += [f"- {i}" for i in present]
     index, count = part
-    previous = (previous_summary or "None").replace(_PREVIOUS_CLOSE, _ESCAPED_PREVIOUS_CLOSE)
+    # the previous summary was written from untrusted records: it must not end its tag either
+    previous = escape_tags(previous_summary or "None")
     lines += ["", "<previous_summary>", previous, "</previous_summary>", "",
               f'<{_RECORDS_TAG} chunk="{index}" total="{count}">']
     lines += records
@@ -170,11 +171,11 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
 def repair_prompt(prompt: str, output: str, failures: Sequence[str]) -> str:
     return "\n".join([
         prompt, "", "Your previous answer failed the quality audit.", "Quality failures:",
-        *[f"- {f}" for f in failures], "", "<previous_answer>", output, "</previous_answer>",
-        "", "Answer again with the complete summary, fixing every failure."])
+        *[f"- {f}" for f in failures], "", "<previous_answer>", escape_tags(output),
+        "</previous_answer>", "", "Answer again with the complete summary, fixing every failure."])
 
 
 def summary_message(summary: str) -> Message:
     """The checkpoint's first message: the summary, marked as a record of earlier context."""
-    text = f"{SUMMARY_OPEN}\n{SUMMARY_PREAMBLE}\n\n{summary.strip()}\n{SUMMARY_CLOSE}"
+    text = f"{SUMMARY_OPEN}\n{SUMMARY_PREAMBLE}\n\n{escape_tags(summary.strip())}\n{SUMMARY_CLOSE}"
     return {"role": "user", "content": [{"type": "text", "text": text}]}

@@ -8,9 +8,11 @@ the environment. Every failure is a SummarizerError that says what went wrong.
 from __future__ import annotations
 
 import os
+import selectors
 import shlex
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,6 +21,7 @@ from sessionctx.errors import BadArgument, CompactionError
 
 DEFAULT_TIMEOUT = 180.0
 DEFAULT_MAX_TOKENS = 8000
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # a summary past this could never be stored
 
 
 class SummarizerError(CompactionError):
@@ -60,12 +63,13 @@ class CommandSummarizer:
             raise SummarizerError(f"cannot run summarizer {argv[0]!r}: "
                                   f"{exc.strerror or exc}") from exc
         try:
-            out, err = proc.communicate(prompt.encode(), timeout=self.timeout)
+            out, err = _exchange(proc, prompt.encode(), self.timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            proc.communicate()
             raise SummarizerError(f"summarizer {argv[0]!r} did not finish within "
                                   f"{self.timeout:g}s and was stopped") from None
+        except _TooLong:
+            raise SummarizerError(f"summarizer {argv[0]!r} wrote more than "
+                                  f"{MAX_OUTPUT_BYTES // 1048576} MiB and was stopped") from None
         if proc.returncode != 0:
             tail = err.decode(errors="replace").strip()[-500:]
             raise SummarizerError(f"summarizer {argv[0]!r} exited with status "
@@ -73,11 +77,87 @@ class CommandSummarizer:
         return _non_empty(out.decode(errors="replace"), f"summarizer {argv[0]!r}")
 
 
+class _TooLong(Exception):
+    pass
+
+
+def _exchange(proc: subprocess.Popen[bytes], data: bytes, timeout: float
+              ) -> tuple[bytes, bytes]:
+    """Feed `data`, collect stdout and stderr until both close and the process exits, all
+    within `timeout`; past it (or past MAX_OUTPUT_BYTES) its process group and every process
+    still holding its output are killed, and nothing waits for them."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    out, err = proc.stdout.fileno(), proc.stderr.fileno()
+    pipes = {out: bytearray(), err: bytearray()}
+    held = [os.fstat(fd).st_ino for fd in pipes]
+    stdin = proc.stdin.fileno()
+    os.set_blocking(stdin, False)
+    todo = memoryview(data)
+    with selectors.DefaultSelector() as selector:
+        if todo:
+            selector.register(stdin, selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
+        for fd in pipes:
+            selector.register(fd, selectors.EVENT_READ)
+        try:
+            while selector.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(proc.args, timeout)
+                for key, _ in selector.select(left):
+                    if key.fd == stdin:
+                        try:
+                            todo = todo[os.write(stdin, todo[:65536]):]
+                        except BrokenPipeError:
+                            todo = todo[:0]
+                        if not todo:
+                            selector.unregister(stdin)
+                            proc.stdin.close()
+                        continue
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                        continue
+                    pipes[key.fd] += chunk
+                    if len(pipes[key.fd]) > MAX_OUTPUT_BYTES:
+                        raise _TooLong
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except (subprocess.TimeoutExpired, _TooLong):
+            _kill_group(proc)
+            _kill_holders(held)
+            proc.wait()
+            raise
+        finally:
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                stream.close()
+    return bytes(pipes[out]), bytes(pipes[err])
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         proc.kill()
+
+
+def _kill_holders(pipes: list[int]) -> None:
+    """Kill the processes (a child that left the group with setsid, say) that still hold one
+    of the summarizer's output pipes, named by inode; only its descendants can hold them."""
+    names = {f"pipe:[{inode}]" for inode in pipes}
+    me = os.getpid()
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in names for fd in fds):
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
 
 
 def _env(*names: str) -> str | None:

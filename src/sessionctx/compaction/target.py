@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import msgspec
 
 from sessionctx.errors import SessionChanged, SessionctxError
+from sessionctx.files import append_whole
 from sessionctx.records import Problem, Record, has_tree, read_bytes, select_branch
 
 __all__ = ["FileTarget", "SessionChanged", "Snapshot", "Target", "TargetError", "branch_of"]
@@ -96,25 +97,25 @@ class FileTarget:
         size, lines, last = snapshot.guard
         line = msgspec.json.encode(record) + b"\n"
         try:
-            with open(self.path, "a+b") as f:
-                fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-                try:
-                    f.seek(0, os.SEEK_END)
-                    if f.tell() != size:
-                        raise SessionChanged(
-                            f"{self.path} changed since planning ({size} bytes then, "
-                            f"{f.tell()} now); checkpoint not written")
-                    f.seek(max(0, size - len(last) - 2))
-                    tail = f.read()
-                    if _last_line(tail) != last:
-                        raise SessionChanged(f"{self.path}: last record changed since "
-                                             "planning; checkpoint not written")
-                    prefix = b"" if tail.endswith(b"\n") or size == 0 else b"\n"
-                    f.write(prefix + line)
-                    f.flush()
-                    os.fsync(f.fileno())
-                finally:
-                    fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
         except OSError as exc:
             raise TargetError(f"{self.path}: cannot be written: {exc.strerror or exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            now = os.fstat(fd).st_size
+            if now != size:
+                raise SessionChanged(f"{self.path} changed since planning ({size} bytes then, "
+                                     f"{now} now); checkpoint not written")
+            start = max(0, size - len(last) - 2)
+            tail = os.pread(fd, size - start, start)
+            if _last_line(tail) != last:
+                raise SessionChanged(f"{self.path}: last record changed since planning; "
+                                     "checkpoint not written")
+            prefix = b"" if tail.endswith(b"\n") or size == 0 else b"\n"
+            append_whole(fd, prefix + line)
+        except OSError as exc:
+            raise TargetError(f"{self.path}: cannot be written: {exc.strerror or exc}; nothing "
+                              "was written") from exc
+        finally:
+            os.close(fd)  # releases the lock
         return int(lines) + (2 if prefix else 1)
