@@ -126,17 +126,14 @@ def chat_reply(stub: Stub) -> Callable[[Body, int], Body]:
 
 
 @contextmanager
-def serve(kind: str) -> Iterator[Stub]:
-    """A stub for `kind` ("responses" or "chat"), its base URL (…/v1) in `stub.url`."""
-    stub = Stub(lambda body, n: {})
-    stub._reply = responses_reply(stub) if kind == "responses" else chat_reply(stub)
-    check = responses_problem if kind == "responses" else chat_problem
+def json_server(answer: Callable[[str, Any], tuple[int, Any]]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 answering each JSON POST with `answer(path, body)`
+    (a status and a JSON value); yields its base URL."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
-            status, out = stub.handle(body, check(body))
+            status, out = answer(self.path, json.loads(self.rfile.read(length) or b"{}"))
             data = json.dumps(out).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
@@ -150,9 +147,19 @@ def serve(kind: str) -> Iterator[Stub]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    stub.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
-        yield stub
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serve(kind: str) -> Iterator[Stub]:
+    """A stub for `kind` ("responses" or "chat"), its base URL (…/v1) in `stub.url`."""
+    stub = Stub(lambda body, n: {})
+    stub._reply = responses_reply(stub) if kind == "responses" else chat_reply(stub)
+    check = responses_problem if kind == "responses" else chat_problem
+    with json_server(lambda path, body: stub.handle(body, check(body))) as url:
+        stub.url = f"{url}/v1"
+        yield stub

@@ -5,9 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from sessionctx.context import build_context
 from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, tools, validate
 from tests.conftest import assistant, call, image, recs, result, text, user
+from tests.stub_servers import json_server
 
 HISTORY = (user("look", content=[text("look"), image()]), assistant(call("fs.read:1")),
            result("fs.read:1", "file body", "bash", image()), assistant(text("seen")),
@@ -44,28 +43,12 @@ class Stub:
 def stub() -> Iterator[tuple[Stub, str]]:
     state = Stub()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("content-length", 0))
-            state.received.append((self.path, json.loads(self.rfile.read(length))))
-            data = json.dumps(state.reply).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(path: str, body: Any) -> tuple[int, Any]:
+        state.received.append((path, body))
+        return 200, state.reply
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with json_server(answer) as url:
+        yield state, url
 
 
 BEDROCK_REPLY = {"output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
