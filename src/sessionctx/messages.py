@@ -8,9 +8,124 @@ calls does this message hold" or "which call does this result answer" asks here.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, NotRequired, TypedDict
 
+# A message as a record holds it: decoded JSON of any shape, read tolerantly by the functions
+# below. The shapes sessionctx itself reads and writes are the typed ones that follow.
 Message = dict[str, Any]
+
+
+# -- the native shapes ---------------------------------------------------------------------------
+# pi's agent messages, which the importers write and the fold, the provider step and the
+# renderers read. Each key says who writes it (importers/, the context, the provider reader) and
+# who reads it. A stored message may hold keys not named here: they are kept, never read.
+# `tests/test_messages_types.py` checks that every key the fixtures' messages carry is named.
+
+class TextBlock(TypedDict):
+    type: Literal["text"]
+    # every importer; the context's notes. Read by `text_of`, `has_substance`, every renderer.
+    text: str
+
+
+class ImageBlock(TypedDict):
+    type: Literal["image"]
+    # importers (data URLs and Anthropic `source` blocks decoded). Read by
+    # providers/policies/image_limits.py (which may shrink it) and the renderers;
+    # screenshots.py only asks for the type.
+    data: str  # base64, no data: prefix
+    mimeType: str  # also read under `mime_type` (providers/policies/reading.py)
+
+
+class DocumentBlock(TypedDict):
+    """Written by providers/documents.py `read` from any stored document shape."""
+
+    type: Literal["document"]
+    data: NotRequired[str]  # base64 (a PDF); absent for a text document
+    text: NotRequired[str]  # a text document's content; then `mimeType` is text/plain
+    mimeType: str
+    name: NotRequired[str]  # the file name, sent where the API takes one
+
+
+class ThinkingBlock(TypedDict):
+    type: Literal["thinking"]
+    thinking: str  # the reasoning text; may be empty when only the signature is kept
+    # What the model's API needs to accept the reasoning back: Anthropic's signature (read from
+    # `signature` too), or for a redacted block its encrypted data; the Codex importer stores
+    # the whole Responses reasoning item here. Written by importers/claude_code.py and
+    # importers/codex.py, read by providers/policies/reasoning.py (`not_replayable`,
+    # `signature_fits`) and the Anthropic, Bedrock, Gemini and Responses renderers.
+    thinkingSignature: NotRequired[str | None]
+    # Anthropic `redacted_thinking`: no text, the signature is its data. Written by
+    # importers/claude_code.py, read by the Anthropic and Bedrock renderers.
+    redacted: NotRequired[bool]
+
+
+class CallBlock(TypedDict):
+    type: Literal["toolCall"]  # also read as `tool_use` and `tool_call` (`CALL_BLOCK_TYPES`)
+    # The call's id (`ID_KEYS`); pi's Responses calls store '<call_id>|<fc item id>'. Read by
+    # `block_call_id`, pairing.py and providers/policies/reading.py (which splits it).
+    id: str
+    name: str
+    arguments: dict[str, Any]  # a JSON object; also read under `input`; text is repaired
+    # Gemini's signature binding the call to its reasoning: written by pi, read by
+    # providers/policies/reading.py `Reader._call` and reasoning.py `Replay`, sent by
+    # providers/gemini.py; removed from the turns' copy when it cannot be replayed.
+    thoughtSignature: NotRequired[str]
+    # Never stored: the Responses item id that providers/policies/reading.py `Reader._call`
+    # splits from a '<call_id>|<fc item id>' id onto its copy of the call (turns.py `ITEM_ID`);
+    # read by reasoning.py `Replay` (dropped with its reasoning) and providers/openai_responses.py.
+    _sessionctx_item_id: NotRequired[str]
+
+
+ContentBlock = TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | CallBlock
+
+
+class UserMessage(TypedDict):
+    role: Literal["user"]
+    content: str | list[ContentBlock]
+    # milliseconds since the epoch, written by pi; carried by context.py onto the user messages
+    # it makes of local commands and extension messages; kept, never sent.
+    timestamp: NotRequired[int]
+
+
+class SystemMessage(TypedDict):
+    role: Literal["system"]
+    content: str | list[ContentBlock]
+
+
+class AssistantMessage(TypedDict):
+    role: Literal["assistant"]
+    content: str | list[ContentBlock]
+    # The API and model that wrote it: providers/policies/reasoning.py `own_reasoning` replays
+    # reasoning, item ids and call signatures only to the same ones.
+    api: NotRequired[str]
+    provider: NotRequired[str]
+    model: NotRequired[str]
+    usage: NotRequired[dict[str, Any]]  # token counts as the agent kept them; never read
+    stopReason: NotRequired[str]  # stop, length, toolUse, error or aborted
+    errorMessage: NotRequired[str]
+    timestamp: NotRequired[int]
+    # tolerated: an OpenAI-style array of calls, read by `calls` and the provider reader
+    tool_calls: NotRequired[list[dict[str, Any]]]
+
+
+class ResultMessage(TypedDict):
+    role: Literal["toolResult"]  # also read as `tool` (`RESULT_ROLES`)
+    # The call it answers (also read under `tool_call_id`): `result_id`, pairing.py, and
+    # providers/policies/reading.py, which sends it with its call's wire id.
+    toolCallId: str
+    # The tool's name: context.py asks it (when the call's is unknown) whether the result is a
+    # browser tool's; the provider reader sends the call's name instead when it has one.
+    toolName: str
+    content: str | list[ContentBlock]  # text and images
+    details: NotRequired[Any]  # the tool's own data for its interface; never sent
+    # Written by every importer; sent as the API's error flag, or said in the text where the
+    # API has none (providers/policies/placement.py `error_in_text`).
+    isError: bool
+    timestamp: NotRequired[int]
+
+
+NativeMessage = UserMessage | SystemMessage | AssistantMessage | ResultMessage
 
 MODEL_ROLES = frozenset({"user", "assistant", "toolResult", "tool", "system"})
 RESULT_ROLES = frozenset({"toolResult", "tool"})

@@ -82,7 +82,7 @@ class Placement:
                     blocks = [b for b in blocks if b["type"] != "toolCall" or b["id"] in results]
                 if index in reasoning or index in bound:
                     blocks = self.replay.blocks(blocks, index, index in reasoning)
-                keep(prep, out, (role, blocks, index))
+                keep(prep, out, Turn(role, blocks, index))
                 if placed:
                     out.append(self._result_turn(index, placed))
             elif blocks and blocks[0]["type"] == RESULT:
@@ -103,11 +103,11 @@ class Placement:
         for position in positions:
             role, blocks, index = turns[position]
             blocks = self.replay.blocks(blocks, index, index in self.reasoning)
-            turns[position] = (role, blocks, index)
+            turns[position] = Turn(role, blocks, index)
             if not blocks:
                 dropped(self.prep, turns[position])
                 emptied = True
-        return [t for t in turns if t[1]] if emptied else turns
+        return [t for t in turns if t.blocks] if emptied else turns
 
     def _result_turn(self, index: int | None, placed: list[tuple[int, Block]]) -> Turn:
         """The user turn that answers the assistant turn at `index`; logged when the results
@@ -124,4 +124,4 @@ class Placement:
         if not in_place:
             prep.log(RESULTS_MOVED, "tool results must come first in the message right after "
                      "their calls, all together", index, ids=[r["id"] for r in results])
-        return ("user", results, placed[0][0])
+        return Turn("user", results, placed[0][0])

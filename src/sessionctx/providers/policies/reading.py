@@ -60,6 +60,9 @@ RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
+# A turn made without the named tuple's Python constructor: one per message of the context.
+_turn = tuple.__new__
+
 
 def split_id(raw: str | None) -> tuple[str | None, str | None]:
     """pi's Responses convention: '<call_id>|<fc item id>'."""
@@ -125,20 +128,20 @@ class Reader:
             if role == "toolResult" or role == "tool":
                 result, paired = self._result(m, i)
                 if not repair:
-                    append(("user", [result], i))
+                    append(_turn(Turn, ("user", [result], i)))
                 elif paired and answered < len(expect) and result["id"] == expect[answered]:
                     answered += 1
                     if not result["content"]:
                         mark_empty_output(self.prep, result, i)
                     if group is None:
                         group = [result]
-                        append(("user", group, i))
+                        append(_turn(Turn, ("user", group, i)))
                     else:
                         group.append(result)
                 else:
                     self.regular = False
                     group = None
-                    append(("user", [result], i))
+                    append(_turn(Turn, ("user", [result], i)))
                 continue
             if answered < len(expect):
                 self.regular = False
@@ -146,14 +149,14 @@ class Reader:
             if role == "assistant":
                 self.calls = expect = []
                 answered = 0
-                turn: Turn = ("assistant", self._assistant(m, i), i)
+                turn = _turn(Turn, ("assistant", self._assistant(m, i), i))
             else:
                 expect = []
                 if role == "system":
                     self.systems += 1
-                turn = ("system" if role == "system" else "user",
-                        self._content(m.get("content"), i, None), i)
-            if not turn[1] and repair:
+                turn = _turn(Turn, ("system" if role == "system" else "user",
+                                    self._content(m.get("content"), i, None), i))
+            if not turn.blocks and repair:
                 dropped(self.prep, turn)
                 continue
             if i in self.reasoning or i in self.bound:

@@ -82,9 +82,9 @@ def close_unthought_loop(prep: Prepared) -> None:
     for k in range(first, len(turns)):
         role, blocks, index = turns[k]
         if role == "assistant" and has(blocks, "toolCall"):
-            turns[k] = (role, [_call_as_text(b) for b in blocks], index)
+            turns[k] = Turn(role, [_call_as_text(b) for b in blocks], index)
         elif has(blocks, RESULT):
-            turns[k] = (role, [t for b in blocks for t in _result_as_text(b)], index)
+            turns[k] = Turn(role, [t for b in blocks for t in _result_as_text(b)], index)
         else:
             continue
         prep.log(LOOP_AS_TEXT, "When thinking is enabled, a final assistant message must start "
@@ -116,7 +116,7 @@ def add_prefill(prep: Prepared, text: str) -> None:
     trimmed = text.rstrip()
     if trimmed != text:
         prep.log(PREFILL_TRIMMED, "final assistant content cannot end with trailing whitespace")
-    prep.turns.append(("assistant", [{"type": "text", "text": trimmed}], None))
+    prep.turns.append(Turn("assistant", [{"type": "text", "text": trimmed}], None))
     prep.log(PREFILL_ADDED, "the request ends with the given assistant prefill")
 
 
@@ -140,8 +140,9 @@ def split_calls(prep: Prepared, limit: int) -> None:
         chunks = [calls[i:i + limit] for i in range(0, len(calls), limit)]
         for n, chunk in enumerate(chunks):
             answers = [results[c["id"]] for c in chunk if c["id"] in results]
-            out.append((role, (others if n == 0 else []) + chunk, index))
-            out.append((nxt[0], answers + (rest if n == len(chunks) - 1 else []), nxt[2]))
+            out.append(Turn(role, (others if n == 0 else []) + chunk, index))
+            out.append(Turn(nxt.role, answers + (rest if n == len(chunks) - 1 else []),
+                            nxt.message_index))
         prep.log(CALLS_SPLIT, f"an assistant message holds at most {limit} tool_calls (array "
                  f"too long); its {len(calls)} calls were sent in {len(chunks)} messages, each "
                  "followed by its results", index, calls=len(calls), messages=len(chunks))

@@ -36,14 +36,14 @@ def place_systems(prep: Prepared, cap: Capability) -> None:
                 prep.system.append(text)
             prep.log(SYSTEM_HOISTED, "a system message before the conversation goes into the "
                      "system prompt", index)
-            turn = ("system", [], index)
+            turn = Turn("system", [], index)
         elif cap.system_inline or (cap.mid_system and prev is not None and
                                    prev[0] == "user" and not has(prev[1], RESULT)):
-            turn = ("system", [b for b in blocks if b["type"] == "text"], index)
-            if turn[1]:
+            turn = Turn("system", [b for b in blocks if b["type"] == "text"], index)
+            if turn.blocks:
                 out.append(turn)
         else:
-            turn = ("user", blocks, index)
+            turn = Turn("user", blocks, index)
             out.append(turn)
             prep.log(SYSTEM_CONVERTED, f"{cap.provider}/{cap.family or 'default'} does not "
                      "accept system messages here; sent as a user message", index)
@@ -67,7 +67,7 @@ def merge_roles(prep: Prepared) -> None:
             blocks = [b for b in blocks if b["type"] != "thinking"]
             prep.log(THINKING_DROPPED, "joined to an earlier message, its reasoning would "
                      "not come first", index, count=thinking)
-        out[-1] = (role, prev[1] + blocks, prev[2])
+        out[-1] = Turn(role, prev.blocks + blocks, prev.message_index)
         prep.log(TURNS_MERGED, "roles must alternate; consecutive messages of one role "
                  "were joined", index)
     prep.turns = out
@@ -76,6 +76,6 @@ def merge_roles(prep: Prepared) -> None:
 def first_user(prep: Prepared) -> None:
     """A history that does not start with a user turn gets a placeholder one first."""
     if prep.turns and prep.turns[0][0] != "user":
-        prep.turns.insert(0, ("user", [{"type": "text", "text": CONTINUED}], None))
+        prep.turns.insert(0, Turn("user", [{"type": "text", "text": CONTINUED}], None))
         prep.log(FIRST_USER_ADDED, "the provider requires the first message to be a user "
                  "message; a placeholder saying the history continues was put first")

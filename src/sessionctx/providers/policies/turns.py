@@ -10,21 +10,47 @@ copied: the stored messages are never modified.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NamedTuple, TypedDict
 
 import msgspec
 
 from sessionctx.changes import Change, ChangeKind, Source
 
+# A block of a turn: one of the native shapes of sessionctx.messages (TextBlock, ImageBlock,
+# DocumentBlock, ThinkingBlock with every key set, CallBlock) or one of the two below.
 Block = dict[str, Any]
-# (role, blocks, message index): role is user, assistant or system; the index is None only for
-# a turn sessionctx added. Blocks lists may be the stored ones: replace, never modify in place.
-Turn = tuple[str, list[Block], int | None]
+
+
+class Turn(NamedTuple):
+    """One message of the request as the policies and renderers see it."""
+
+    role: str  # user, assistant or system
+    blocks: list[Block]  # may be the stored list: replace, never modify in place
+    message_index: int | None  # the context message it came from; None for one sessionctx added
+
 
 # Block types the reader adds to the native ones.
-RESULT = "toolResult"  # {"type", "id", "name", "isError", "content"}
-RAW = "raw"  # {"type", "block"}: a stored block passed through unread (only without repairs)
+RESULT = "toolResult"
+RAW = "raw"
 ITEM_ID = "_sessionctx_item_id"  # on a toolCall block: the Responses item id split from its id
+
+
+class ResultBlock(TypedDict):
+    """A tool result inside a user turn, made by reading.py `Reader._result`."""
+
+    type: Literal["toolResult"]
+    id: str | None  # the wire id of the call it answers (its stored id when it answers none)
+    name: str | None  # the call's wire name, else the stored toolName
+    isError: bool
+    content: list[Block]
+
+
+class RawBlock(TypedDict):
+    """A stored block passed through unread, only when the request is built without repairs."""
+
+    type: Literal["raw"]
+    block: dict[str, Any]
+
 
 # Kinds of change about block shapes and empty turns.
 EMPTY_TEXT_REMOVED = ChangeKind.EMPTY_TEXT_REMOVED
@@ -63,7 +89,7 @@ def has(blocks: list[Block], kind: str) -> bool:
 
 def keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
     """A turn left with no content is dropped."""
-    if turn[1]:
+    if turn.blocks:
         out.append(turn)
     else:
         dropped(prep, turn)
@@ -71,8 +97,9 @@ def keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
 
 def dropped(prep: Prepared, turn: Turn) -> None:
     """Logs a turn dropped for having no content, unless it is a system turn."""
-    if turn[0] != "system":
-        prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected", turn[2])
+    if turn.role != "system":
+        prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected",
+                 turn.message_index)
 
 
 def data_url(image: Block) -> str:
