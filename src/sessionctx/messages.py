@@ -5,8 +5,8 @@ blocks, OpenAI-style `tool_calls` arrays and ids under other keys. Every step th
 calls does this message hold" or "which call does this result answer" asks here.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the TypedDicts' required and optional keys are read
+# at run time (tests/test_messages_types.py), which string annotations would hide.
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal, NamedTuple, NotRequired, TypedDict
 
