@@ -44,7 +44,7 @@ class App(click.Group):
     """The command group; any error of the library a command lets through exits 2 with its
     message, never with a traceback."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> object:
         _escape_unencodable()
         try:
             return super().invoke(ctx)
@@ -90,7 +90,7 @@ def run() -> None:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _valid_text(value: Any) -> Any:
+def _valid_text(value: object) -> object:
     """`value` with every lone surrogate in its text replaced by U+FFFD."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)

@@ -31,7 +31,7 @@ class _Text(click.ParamType):  # type: ignore[type-arg]
     name = "text"
 
     def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Any:
+                ctx: click.Context | None) -> object:
         if isinstance(value, str):
             try:
                 value.encode("utf-8")
@@ -44,8 +44,8 @@ class _FiniteFloat(click.FloatRange):
     """A float range that refuses NaN and infinities, which compare as inside any range."""
 
     def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
+                ctx: click.Context | None) -> float:
+        number: float = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
@@ -223,7 +223,7 @@ def _pretty(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
         ctx.find_root().meta[PRETTY] = True
 
 
-def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+def json_option(f: Command) -> Command:
     """--json, and --pretty to indent the JSON (compact, one line, by default)."""
     f = click.option("--pretty", is_flag=True, expose_value=False, callback=_pretty,
                      help="Indent the JSON output (it is compact by default).")(f)
