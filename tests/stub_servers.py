@@ -126,13 +126,17 @@ def chat_reply(stub: Stub) -> Callable[[Body, int], Body]:
 
 
 @contextmanager
-def json_server(answer: Callable[[str, Any], tuple[int, Any]]) -> Iterator[str]:
+def json_server(answer: Callable[[str, Any], tuple[int, Any]],
+                headers: list[dict[str, str]] | None = None) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 answering each JSON POST with `answer(path, body)`
-    (a status and a JSON value); yields its base URL."""
+    (a status and a JSON value); yields its base URL. Each request's headers, names in lower
+    case, are appended to `headers` when given."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
+            if headers is not None:
+                headers.append({k.lower(): v for k, v in self.headers.items()})
             status, out = answer(self.path, json.loads(self.rfile.read(length) or b"{}"))
             data = json.dumps(out).encode()
             self.send_response(status)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -19,6 +16,7 @@ from sessionctx.compaction.summarizers import (
     parse_summarizer,
 )
 from sessionctx.compaction.target import FileTarget
+from tests.stub_servers import json_server
 from tests.test_compaction_checkpoint import (
     SMALL,
     SUMMARY_FUNCS,
@@ -35,65 +33,36 @@ summary_for = _ns["summary_for"]
 class Stub:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        self.headers: list[dict[str, str]] = []
         self.status = 200
-        self.server: ThreadingHTTPServer | None = None
+        self.url = ""
 
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
-def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            stub.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()},
-                                  body))
-            if stub.status != 200:
-                self._send(stub.status, {"type": "error", "error": {
-                    "type": "invalid_request_error", "message": "stub refuses"}})
-                return
-            if self.path.endswith("/messages"):
-                prompt = body["messages"][0]["content"]
-                self._send(200, {"id": "msg_1", "type": "message", "role": "assistant",
-                                 "model": body["model"], "stop_reason": "end_turn",
-                                 "stop_sequence": None,
-                                 "content": [{"type": "text", "text": summary_for(prompt)}],
-                                 "usage": {"input_tokens": 1, "output_tokens": 1}})
-            else:
-                prompt = body["messages"][-1]["content"]
-                self._send(200, {"id": "c1", "object": "chat.completion", "created": 0,
-                                 "model": body["model"], "choices": [{
-                                     "index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant",
-                                                 "content": summary_for(prompt)}}],
-                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1,
-                                           "total_tokens": 2}})
-
-        def _send(self, status: int, obj: dict[str, Any]) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    return Handler
+    def answer(self, path: str, body: Any) -> tuple[int, dict[str, Any]]:
+        self.requests.append((path, self.headers[-1], body))
+        if self.status != 200:
+            return self.status, {"type": "error", "error": {
+                "type": "invalid_request_error", "message": "stub refuses"}}
+        if path.endswith("/messages"):
+            return 200, {"id": "msg_1", "type": "message", "role": "assistant",
+                         "model": body["model"], "stop_reason": "end_turn",
+                         "stop_sequence": None,
+                         "content": [{"type": "text",
+                                      "text": summary_for(body["messages"][0]["content"])}],
+                         "usage": {"input_tokens": 1, "output_tokens": 1}}
+        return 200, {"id": "c1", "object": "chat.completion", "created": 0,
+                     "model": body["model"], "choices": [{
+                         "index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant",
+                                     "content": summary_for(body["messages"][-1]["content"])}}],
+                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
 @pytest.fixture
 def stub() -> Iterator[Stub]:
     s = Stub()
-    s.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(s))
-    thread = threading.Thread(target=s.server.serve_forever, daemon=True)
-    thread.start()
-    yield s
-    s.server.shutdown()
-    s.server.server_close()
+    with json_server(s.answer, s.headers) as url:
+        s.url = url
+        yield s
 
 
 def test_anthropic_summarizer_end_to_end(tmp_path, stub, monkeypatch) -> None:

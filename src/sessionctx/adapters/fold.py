@@ -14,12 +14,12 @@ import logging
 import operator
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions, Context, ContextBuilder, build_context
 from sessionctx.gcpause import paused_gc
-from sessionctx.messages import Message
+from sessionctx.messages import Message, text_of
 from sessionctx.records import Record, make_record
 from sessionctx.store import Store
 
@@ -28,6 +28,7 @@ from sessionctx.store import Store
 # replaces what came before it. What the converter itself leaves out it logs in the list.
 Convert = Callable[[Any, int, list[Change]], list[tuple[int, Message]]]
 OnChanges = Callable[[list[Change]], None]
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -82,6 +83,23 @@ class Folded:
         unchanged = len(parts) == len(natives) and all(
             kept[1] is native[1] for kept, native in zip(parts, natives, strict=True))
         return Group(index, parts, unchanged)
+
+
+def rebuild(messages: Sequence[T], folded: Folded, make_note: Callable[[str], T],
+            make_changed: Callable[[T, list[tuple[int, Message]]], T]) -> list[T]:
+    """The framework's list as the context has it: each original object the context kept
+    whole, `make_note(text)` for a note the context added, and `make_changed(original, parts)`
+    for an object it changed (its parts as the context has them). Only how a note and a changed
+    message become the framework's objects differs from one framework to another."""
+    out: list[T] = []
+    for group in folded.groups():
+        if group.index is None:
+            out.append(make_note(text_of(group.parts[0][1]["content"])))
+        elif group.unchanged:
+            out.append(messages[group.index])
+        else:
+            out.append(make_changed(messages[group.index], group.parts))
+    return out
 
 
 def _order(change: Change) -> tuple[int, int]:

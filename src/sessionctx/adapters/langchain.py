@@ -35,7 +35,13 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, stored_context
+from sessionctx.adapters.fold import (
+    IncrementalFold,
+    OnChanges,
+    Reporter,
+    rebuild,
+    stored_context,
+)
 from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions
 from sessionctx.importers.common import data_url_image, text_block
@@ -82,15 +88,8 @@ class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if not folded.changed:
             return messages
         self._report(folded.changes)
-        out: list[BaseMessage] = []
-        for group in folded.groups():
-            if group.index is None:
-                out.append(HumanMessage(group.parts[0][1]["content"][0]["text"]))
-            elif group.unchanged:
-                out.append(messages[group.index])
-            else:
-                out.append(_rewritten(messages[group.index], group.parts[0][1]))
-        return out
+        return rebuild(messages, folded, HumanMessage,
+                       lambda original, parts: _rewritten(original, parts[0][1]))
 
 
 class SessionctxChatHistory(BaseChatMessageHistory):

@@ -23,7 +23,7 @@ from typing import Any
 
 from litellm.integrations.custom_logger import CustomLogger
 
-from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter
+from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, rebuild
 from sessionctx.changes import Change
 from sessionctx.context import BuildOptions
 from sessionctx.importers.common import data_url_image, text_block
@@ -58,15 +58,8 @@ class SessionctxLogger(CustomLogger):
         if not folded.changed:
             return messages
         self._report(folded.changes)
-        out: list[Any] = []
-        for group in folded.groups():
-            if group.index is None:
-                out.append({"role": "user", "content": group.parts[0][1]["content"][0]["text"]})
-            elif group.unchanged:
-                out.append(messages[group.index])
-            else:
-                out.append(_rewritten(messages[group.index], group.parts[0][1]))
-        return out
+        return rebuild(messages, folded, lambda note: {"role": "user", "content": note},
+                       lambda original, parts: _rewritten(original, parts[0][1]))
 
     def _repaired(self, data: dict[str, Any]) -> dict[str, Any] | None:
         messages = data.get("messages")

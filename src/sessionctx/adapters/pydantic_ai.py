@@ -26,7 +26,7 @@ from typing import Any
 from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import ProcessHistory
 
-from sessionctx.adapters.fold import Folded, IncrementalFold, OnChanges, Reporter
+from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, rebuild
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
@@ -63,7 +63,8 @@ class SessionctxHistory:
         if not folded.changed:
             return messages
         self._report(folded.changes)
-        return _rebuild(folded, messages)
+        return rebuild(messages, folded,
+                       lambda note: pm.ModelRequest(parts=[pm.UserPromptPart(note)]), _changed)
 
 
 def history_capability(options: BuildOptions | None = None, *,
@@ -160,25 +161,15 @@ def _checkpoint(part: pm.CompactionPart) -> Message:
 
 # -- the context -> ModelMessages -----------------------------------------------------------------
 
-def _rebuild(folded: Folded, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
-    out: list[pm.ModelMessage] = []
-    for group in folded.groups():
-        if group.index is None:
-            note = group.parts[0][1]
-            out.append(pm.ModelRequest(parts=[pm.UserPromptPart(note["content"][0]["text"])]))
-            continue
-        original = messages[group.index]
-        if group.unchanged:
-            out.append(original)
-        elif isinstance(original, pm.ModelResponse):
-            kept = [original.parts[block[_PART]] for _, native in group.parts
-                    for block in native["content"] if _PART in block]
-            out.append(replace(original, parts=kept))
-        else:
-            # a compaction part's checkpoint never reaches the context: each part comes once
-            out.append(replace(original, parts=[_request_part(original.parts[j], native)
-                                                for j, native in group.parts]))
-    return out
+def _changed(original: pm.ModelMessage, parts: list[tuple[int, Message]]) -> pm.ModelMessage:
+    """A message the context changed: a response less its dropped calls, a request with its
+    parts as the context has them."""
+    if isinstance(original, pm.ModelResponse):
+        return replace(original, parts=[original.parts[block[_PART]] for _, native in parts
+                                        for block in native["content"] if _PART in block])
+    # a compaction part's checkpoint never reaches the context: each part comes once
+    return replace(original, parts=[_request_part(original.parts[j], native)
+                                    for j, native in parts])
 
 
 def _request_part(part: Any, native: Message) -> Any:

@@ -13,8 +13,9 @@ import shlex
 import signal
 import subprocess
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from sessionctx.compaction.prompt import SYSTEM
 from sessionctx.errors import BadArgument, CompactionError
@@ -169,59 +170,78 @@ def _env(*names: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class AnthropicSummarizer:
+class _SdkSummarizer(ABC):
+    """A provider model through its official SDK. What every SDK summarizer shares is here: the
+    key from the environment, a base URL override, the output limit and the verdict on the
+    reply; each subclass makes only its own request (`_reply`)."""
+
     model: str
     timeout: float = DEFAULT_TIMEOUT
     max_tokens: int = DEFAULT_MAX_TOKENS
 
+    provider: ClassVar[str]  # also its SDK's package and the name of the extra
+    key_env: ClassVar[str]
+    url_envs: ClassVar[tuple[str, ...]]  # a base URL, the first set of these
+
     @property
     def ref(self) -> str:
-        return f"anthropic:{self.model}"
+        return f"{self.provider}:{self.model}"
 
     def summarize(self, prompt: str) -> str:
+        key = _env(self.key_env)
+        if key is None:
+            raise SummarizerError(f"{self.key_env} is not set")
+        text, cut = self._reply(prompt, key, _env(*self.url_envs))
+        if cut:
+            raise SummarizerError(f"{self.ref} stopped at the output limit; summary incomplete")
+        return _non_empty(text, self.ref)
+
+    @abstractmethod
+    def _reply(self, prompt: str, key: str, base_url: str | None) -> tuple[str | None, bool]:
+        """The reply's text, and whether it stopped at the output limit."""
+
+    def _missing_sdk(self) -> SummarizerError:
+        return SummarizerError(f"the {self.provider} summarizer needs the '{self.provider}' "
+                               "extra")
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicSummarizer(_SdkSummarizer):
+    provider: ClassVar[str] = "anthropic"
+    key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
+    url_envs: ClassVar[tuple[str, ...]] = ("SESSIONCTX_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL")
+
+    def _reply(self, prompt: str, key: str, base_url: str | None) -> tuple[str | None, bool]:
         try:
             import anthropic
         except ImportError as exc:
-            raise SummarizerError("the anthropic summarizer needs the 'anthropic' extra") from exc
-        key = _env("ANTHROPIC_API_KEY")
-        if key is None:
-            raise SummarizerError("ANTHROPIC_API_KEY is not set")
+            raise self._missing_sdk() from exc
         client = anthropic.Anthropic(api_key=key, timeout=self.timeout, max_retries=1,
-                                     base_url=_env("SESSIONCTX_ANTHROPIC_BASE_URL",
-                                                   "ANTHROPIC_BASE_URL"))
+                                     base_url=base_url)
         try:
             response = client.messages.create(
                 model=self.model, max_tokens=self.max_tokens, system=SYSTEM,
                 messages=[{"role": "user", "content": prompt}])
         except anthropic.APIError as exc:
             raise SummarizerError(f"{self.ref} failed: {exc}") from exc
-        if response.stop_reason == "max_tokens":
-            raise SummarizerError(f"{self.ref} stopped at the output limit; summary incomplete")
         text = "".join(getattr(b, "text", "") for b in response.content
                        if getattr(b, "type", None) == "text")
-        return _non_empty(text, self.ref)
+        return text, response.stop_reason == "max_tokens"
 
 
 @dataclass(frozen=True, slots=True)
-class OpenAISummarizer:
-    model: str
-    timeout: float = DEFAULT_TIMEOUT
-    max_tokens: int = DEFAULT_MAX_TOKENS
+class OpenAISummarizer(_SdkSummarizer):
+    provider: ClassVar[str] = "openai"
+    key_env: ClassVar[str] = "OPENAI_API_KEY"
+    url_envs: ClassVar[tuple[str, ...]] = ("SESSIONCTX_OPENAI_BASE_URL", "OPENAI_BASE_URL")
 
-    @property
-    def ref(self) -> str:
-        return f"openai:{self.model}"
-
-    def summarize(self, prompt: str) -> str:
+    def _reply(self, prompt: str, key: str, base_url: str | None) -> tuple[str | None, bool]:
         try:
             import openai
         except ImportError as exc:
-            raise SummarizerError("the openai summarizer needs the 'openai' extra") from exc
-        key = _env("OPENAI_API_KEY")
-        if key is None:
-            raise SummarizerError("OPENAI_API_KEY is not set")
+            raise self._missing_sdk() from exc
         client = openai.OpenAI(api_key=key, timeout=self.timeout, max_retries=1,
-                               base_url=_env("SESSIONCTX_OPENAI_BASE_URL", "OPENAI_BASE_URL"))
+                               base_url=base_url)
         messages: Any = [{"role": "system", "content": SYSTEM},
                          {"role": "user", "content": prompt}]
         try:
@@ -232,9 +252,7 @@ class OpenAISummarizer:
         if not response.choices:
             raise SummarizerError(f"{self.ref} returned no choices")
         choice = response.choices[0]
-        if choice.finish_reason == "length":
-            raise SummarizerError(f"{self.ref} stopped at the output limit; summary incomplete")
-        return _non_empty(choice.message.content, self.ref)
+        return choice.message.content, choice.finish_reason == "length"
 
 
 def parse_summarizer(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Summarizer:
