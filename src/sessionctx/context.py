@@ -21,6 +21,7 @@ from sessionctx.messages import (
     is_result,
     result_id,
     text_of,
+    user_text,
     without_calls,
 )
 from sessionctx.pairing import OpenCall, Pairing, Unpaired
@@ -161,8 +162,7 @@ class ContextBuilder:
             self._log.append(_Logged(ChangeKind.LOCAL_COMMAND_EXCLUDED,
                                      f"local command skipped: {why}", source))
             return
-        message: Message = {"role": "user",
-                            "content": [{"type": "text", "text": render_local_command(view)}]}
+        message = user_text(render_local_command(view))
         _carry_timestamp(view, message)
         slot = self._push(message, source)
         self._log.append(_Logged(ChangeKind.LOCAL_COMMAND_RENDERED,
@@ -305,8 +305,7 @@ class _Assembly:
 
     def flush_notes(self) -> None:
         for src, lost in self.notes:
-            self.messages.append({"role": "user", "content": [
-                {"type": "text", "text": _interrupted_note(lost)}]})
+            self.messages.append(user_text(_interrupted_note(lost)))
             self.sources.append(src)
             self.changes.append(Change(ChangeKind.INTERRUPTED_NOTE_ADDED,
                                        "told the model the call was interrupted, outcome "

@@ -8,7 +8,7 @@ calls does this message hold" or "which call does this result answer" asks here.
 # No `from __future__ import annotations`: the TypedDicts' required and optional keys are read
 # at run time (tests/test_messages_types.py), which string annotations would hide.
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal, NamedTuple, NotRequired, TypedDict
+from typing import Any, Literal, NamedTuple, NotRequired, TypedDict, cast
 
 # A message as a record holds it: decoded JSON of any shape, read tolerantly by the functions
 # below. The shapes sessionctx itself reads and writes are the typed ones that follow.
@@ -126,6 +126,13 @@ class ResultMessage(TypedDict):
 
 
 NativeMessage = UserMessage | SystemMessage | AssistantMessage | ResultMessage
+
+
+def user_text(text: str) -> Message:
+    """A user message of one text block: what sessionctx itself adds (a note, a local command,
+    a summary)."""
+    message: UserMessage = {"role": "user", "content": [{"type": "text", "text": text}]}
+    return cast(Message, message)
 
 MODEL_ROLES = frozenset({"user", "assistant", "toolResult", "tool", "system"})
 RESULT_ROLES = frozenset({"toolResult", "tool"})

@@ -24,6 +24,7 @@ from sessionctx.messages import (
     block_call,
     calls,
     result_id,
+    user_text,
 )
 
 SECTIONS = ("Decisions", "Pending user asks", "Open tasks", "Constraints", "Exact identifiers",
@@ -178,4 +179,4 @@ def repair_prompt(prompt: str, output: str, failures: Sequence[str]) -> str:
 def summary_message(summary: str) -> Message:
     """The checkpoint's first message: the summary, marked as a record of earlier context."""
     text = f"{SUMMARY_OPEN}\n{SUMMARY_PREAMBLE}\n\n{escape_tags(summary.strip())}\n{SUMMARY_CLOSE}"
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
+    return user_text(text)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 from sessionctx.changes import ChangeKind
+from sessionctx.messages import ThinkingBlock
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -116,10 +117,11 @@ def _block(block: Block) -> dict[str, Any]:
     if kind == "document":
         return _document(block)
     if kind == "thinking":
-        if block["redacted"]:
-            return {"type": "redacted_thinking", "data": block["thinkingSignature"]}
-        return {"type": "thinking", "thinking": block["thinking"],
-                "signature": block["thinkingSignature"]}
+        thinking = cast(ThinkingBlock, block)
+        if thinking["redacted"]:
+            return {"type": "redacted_thinking", "data": thinking["thinkingSignature"]}
+        return {"type": "thinking", "thinking": thinking["thinking"],
+                "signature": thinking["thinkingSignature"]}
     return raw(block)
 
 

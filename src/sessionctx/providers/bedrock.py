@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
+from sessionctx.messages import ThinkingBlock
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
@@ -66,10 +67,11 @@ def _block(block: Block, cap: Capability, names: set[str]) -> dict[str, Any]:
                              "source": {"text": block["text"]} if plain else
                              {"bytes": block["data"]}}}
     if kind == "thinking":
-        signature = block["thinkingSignature"]
-        if block["redacted"]:
+        thinking = cast(ThinkingBlock, block)
+        signature = thinking["thinkingSignature"]
+        if thinking["redacted"]:
             return {"reasoningContent": {"redactedContent": signature}}
-        text: dict[str, Any] = {"text": block["thinking"]}
+        text: dict[str, Any] = {"text": thinking["thinking"]}
         if cap.reasoning_signature and signature:
             text["signature"] = signature
         return {"reasoningContent": {"reasoningText": text}}

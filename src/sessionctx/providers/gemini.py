@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from sessionctx.messages import CallBlock, ThinkingBlock
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import CALL_SIGNATURE_ADDED
@@ -32,14 +33,15 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
         if kind == "text":
             parts.append({"text": block["text"]})
         elif kind == "toolCall":
-            out: dict[str, Any] = {"functionCall": {"id": block["id"], "name": block["name"],
-                                                    "args": block["arguments"]}}
-            sig = block.get("thoughtSignature")
+            call = cast(CallBlock, block)
+            out: dict[str, Any] = {"functionCall": {"id": call["id"], "name": call["name"],
+                                                    "args": call["arguments"]}}
+            sig = call.get("thoughtSignature")
             if first_call and not sig and cap.call_signature_required:
                 sig = SKIP_SIGNATURE
                 prep.log(CALL_SIGNATURE_ADDED, "Gemini 3 requires a thought signature on the "
                          "first functionCall of each step; this call has none it can replay",
-                         index, id=block["id"])
+                         index, id=call["id"])
             if sig:
                 out["thoughtSignature"] = sig
             first_call = False
@@ -74,9 +76,10 @@ def _part(block: Block) -> dict[str, Any]:
             return {"text": documents.text_part(block)}
         return {"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}}
     if kind == "thinking":
-        out: dict[str, Any] = {"text": block["thinking"], "thought": True}
-        if block["thinkingSignature"]:
-            out["thoughtSignature"] = block["thinkingSignature"]
+        thinking = cast(ThinkingBlock, block)
+        out: dict[str, Any] = {"text": thinking["thinking"], "thought": True}
+        if thinking["thinkingSignature"]:
+            out["thoughtSignature"] = thinking["thinkingSignature"]
         return out
     return raw(block)
 

@@ -4,9 +4,10 @@ and reasoning items."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from sessionctx import decoding
+from sessionctx.messages import CallBlock, ThinkingBlock
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import reasoning_item
@@ -52,13 +53,14 @@ def _assistant_items(blocks: list[Block], out: list[dict[str, Any]]) -> None:
             out.append({"type": "message", "role": "assistant", "content": "".join(text)})
             text = []
         if kind == "toolCall":
-            call = {"type": "function_call", "call_id": block["id"], "name": block["name"],
-                    "arguments": json_text(block["arguments"])}
-            if block.get(ITEM_ID):
-                call["id"] = block[ITEM_ID]
+            native = cast(CallBlock, block)
+            call = {"type": "function_call", "call_id": native["id"], "name": native["name"],
+                    "arguments": json_text(native["arguments"])}
+            if native.get(ITEM_ID):
+                call["id"] = native[ITEM_ID]
             out.append(call)
         elif kind == "thinking":
-            signature = block["thinkingSignature"]
+            signature = cast(ThinkingBlock, block)["thinkingSignature"]
             item = reasoning_item(signature or "") or {
                 "type": "reasoning", "id": signature, "summary": []}
             out.append(_clean_reasoning(item))

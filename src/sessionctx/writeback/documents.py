@@ -17,7 +17,7 @@ from typing import Any
 
 from sessionctx.changes import ChangeKind
 from sessionctx.context import interrupted_note
-from sessionctx.messages import calls, has_substance
+from sessionctx.messages import calls, has_substance, user_text
 from sessionctx.records import message_view
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import last
@@ -128,10 +128,6 @@ def _chat_note(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
-def _native_note(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
 @dataclass(frozen=True, slots=True)
 class DocumentFormat:
     cut: CallCutter
@@ -142,8 +138,8 @@ class DocumentFormat:
 FORMATS = {
     "gemini-cli": DocumentFormat(_gemini_cut, _gemini_left, _gemini_note),
     "openai-chat": DocumentFormat(_chat_cut, _chat_left, _chat_note),
-    "native": DocumentFormat(_native_cut, _native_left, _native_note),
-    "pi": DocumentFormat(_native_cut, _native_left, _native_note),
+    "native": DocumentFormat(_native_cut, _native_left, user_text),
+    "pi": DocumentFormat(_native_cut, _native_left, user_text),
 }
 
 

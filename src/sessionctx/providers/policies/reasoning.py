@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind
-from sessionctx.messages import Message
+from sessionctx.messages import Message, TextBlock, ThinkingBlock
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import ITEM_ID, Block, Prepared, string
 
@@ -55,17 +55,19 @@ def log_item_removed(prep: Prepared, index: int | None, item_id: str) -> None:
 def canonical_thinking(block: Block) -> Block:
     """A thinking block with its text, its signature (under either stored key) and whether it
     is redacted."""
-    return {"type": "thinking", "thinking": string(block.get("thinking")) or "",
-            "thinkingSignature": string(block.get("thinkingSignature",
-                                                  block.get("signature"))),
-            "redacted": bool(block.get("redacted"))}
+    thinking: ThinkingBlock = {
+        "type": "thinking", "thinking": string(block.get("thinking")) or "",
+        "thinkingSignature": string(block.get("thinkingSignature", block.get("signature"))),
+        "redacted": bool(block.get("redacted"))}
+    return cast(Block, thinking)
 
 
 def thinking_text(block: Block) -> Block | None:
     """Reasoning that cannot be replayed, as plain text; None when it has no text."""
     text = block.get("thinking")
     if isinstance(text, str) and text.strip():
-        return {"type": "text", "text": text}
+        converted: TextBlock = {"type": "text", "text": text}
+        return cast(Block, converted)
     return None
 
 

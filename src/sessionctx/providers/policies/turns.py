@@ -10,7 +10,7 @@ copied: the stored messages are never modified.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypedDict
+from typing import Any, Final, Literal, NamedTuple, TypedDict
 
 import msgspec
 
@@ -32,7 +32,8 @@ class Turn(NamedTuple):
 # Block types the reader adds to the native ones.
 RESULT = "toolResult"
 RAW = "raw"
-ITEM_ID = "_sessionctx_item_id"  # on a toolCall block: the Responses item id split from its id
+# on a toolCall block: the Responses item id split from its id (messages.py `CallBlock`)
+ITEM_ID: Final = "_sessionctx_item_id"
 
 
 class ResultBlock(TypedDict):
