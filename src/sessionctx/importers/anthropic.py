@@ -23,15 +23,13 @@ import json
 from typing import Any
 
 from sessionctx.changes import Source
-from sessionctx.decoding import Malformed
 from sessionctx.importers.common import (
     Obj,
     context_record,
-    decode_document,
+    document_items,
     finish,
     is_in,
     message_record,
-    not_a_file,
     text_block,
 )
 from sessionctx.records import Problem, Progress, ReadResult, Record
@@ -40,7 +38,7 @@ FORMAT = "anthropic"
 ROLES = frozenset({"user", "assistant"})
 EXPECTED = ("one JSON document: a list of Anthropic messages (role user or assistant, content "
             "a string or typed blocks), or an object with such a messages list")
-_STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
+STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
          "stop_sequence": "stop", "refusal": "stop", "pause_turn": "stop"}
 # block types only Anthropic content has (a native thinking block says thinkingSignature)
 _TYPED = frozenset({"tool_use", "tool_result", "redacted_thinking"})
@@ -227,7 +225,7 @@ class _Reader:
     def _assistant(self, item: Obj, blocks: list[Obj], src: Source, responses: bool) -> None:
         has_call = any(b["type"] == "toolCall" for b in blocks)
         reason = item.get("stop_reason")
-        stop = _STOP.get(reason, "toolUse" if has_call else "stop") if isinstance(
+        stop = STOP.get(reason, "toolUse" if has_call else "stop") if isinstance(
             reason, str) else ("toolUse" if has_call else "stop")
         info = item.get("modelInfo")
         model = info.get("id") if isinstance(info, dict) else item.get("model")
@@ -311,13 +309,10 @@ def _request_row(doc: Obj, path: str | None) -> Record:
 def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     """The progress of a JSON document is not reported: it is decoded in one step."""
-    try:
-        doc = document if document is not None else decode_document(raw)
-    except Malformed as exc:
-        return not_a_file(path, FORMAT, EXPECTED, exc.reason)
-    items = messages_of(doc)
-    if items is None:
-        return not_a_file(path, FORMAT, EXPECTED)
+    found = document_items(raw, path, document, FORMAT, EXPECTED, messages_of)
+    if isinstance(found, ReadResult):
+        return found
+    doc, items = found
     model = doc.get("model") if isinstance(doc, dict) else None
     hidden, dropped = roo_hidden(items)
     reader = _Reader(path, model if isinstance(model, str) else "", hidden, dropped)
