@@ -291,6 +291,21 @@ def test_roo_reasoning_blocks_become_thinking() -> None:
     assert_every_body_valid(result)
 
 
+def test_roo_gemini_thought_signature_goes_on_the_first_call() -> None:
+    calls = [{"type": "tool_use", "id": f"c{n}", "name": "read_file", "input": {"n": n}}
+             for n in (1, 2)]
+    items = [{"role": "user", "content": "read both"},
+             {"role": "assistant", "content": [*calls, {"type": "thoughtSignature",
+                                                        "thoughtSignature": "c2ln"}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{n}",
+                                           "content": "x"} for n in (1, 2)]}]
+    result = read(items)
+    assert not result.problems
+    blocks = result.records[1].view["content"]
+    assert [b.get("thoughtSignature") for b in blocks] == ["c2ln", None]
+    assert_every_body_valid(result)
+
+
 def test_cline_xml_tool_text_stays_text() -> None:
     items = [{"role": "user", "content": [{"type": "text", "text": "<task>\nlist\n</task>"},
                                           {"type": "text", "text": "<environment_details>\n# "

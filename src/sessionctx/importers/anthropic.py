@@ -10,7 +10,8 @@ What an agent stores beside the Messages shape is read as that agent sends it:
 - Roo Code condenses and truncates without deleting: what its `getEffectiveApiHistory` leaves
   out (everything before the latest `isSummary` message, results whose call went with it, and
   messages whose `truncationParent` marker is present) is kept as context rows, not sent.
-  Its `reasoning` blocks become thinking (encrypted ones keep the item as their signature).
+  Its `reasoning` blocks become thinking (encrypted ones keep the item as their signature),
+  and a Gemini `thoughtSignature` block goes on the message's first call, as Roo sends it.
 - Cline's `file` blocks go out as the `<file_content path>` text Cline sends, and a tool
   result that is not content blocks as its JSON text.
 
@@ -209,14 +210,21 @@ class _Reader:
             [{"type": "text", "text": content}] if isinstance(content, str) else [])
         blocks: list[Obj] = []
         responses = False
+        signature: Any = None
         for block in raw:
             if isinstance(block, dict) and block.get("type") == "reasoning":
                 blocks.append(_reasoning(block))
                 responses = responses or "encrypted_content" in block
                 continue
+            if isinstance(block, dict) and block.get("type") == "thoughtSignature":
+                signature = block.get("thoughtSignature")
+                continue
             native = assistant_block(block, lost)
             if native is not None:
                 blocks.append(native)
+        first_call = next((b for b in blocks if b["type"] == "toolCall"), None)
+        if isinstance(signature, str) and first_call is not None:
+            first_call["thoughtSignature"] = signature  # Gemini's: on the step's first call
         for b in blocks:
             if b["type"] == "toolCall" and isinstance(b.get("id"), str):
                 self.names[b["id"]] = str(b.get("name", ""))
@@ -303,7 +311,7 @@ def roo_hidden(items: list[Any]) -> tuple[dict[int, str], set[str]]:
 def _request_row(doc: Obj, path: str | None) -> Record:
     rest = {k: v for k, v in doc.items() if k != "messages"}
     return context_record(rest, Source(path=path), FORMAT,
-                          "the request's other fields (system prompt, tools, settings)")
+                          "the fields beside the messages (system prompt, tools, settings)")
 
 
 def read(raw: bytes, path: str | None, document: Any = None,
