@@ -291,7 +291,7 @@ def test_roo_reasoning_blocks_become_thinking() -> None:
     assert_every_body_valid(result)
 
 
-def test_roo_gemini_thought_signature_goes_on_the_first_call() -> None:
+def test_gemini_thought_signatures_of_roo_and_cline_go_on_calls() -> None:
     calls = [{"type": "tool_use", "id": f"c{n}", "name": "read_file", "input": {"n": n}}
              for n in (1, 2)]
     items = [{"role": "user", "content": "read both"},
@@ -304,6 +304,10 @@ def test_roo_gemini_thought_signature_goes_on_the_first_call() -> None:
     blocks = result.records[1].view["content"]
     assert [b.get("thoughtSignature") for b in blocks] == ["c2ln", None]
     assert_every_body_valid(result)
+    cline = [items[0], {"role": "assistant", "content": [{**calls[0], "signature": "c2ln"},
+                                                        calls[1]]}, items[2]]
+    blocks = read(cline).records[1].view["content"]
+    assert [b.get("thoughtSignature") for b in blocks] == ["c2ln", None]
 
 
 def test_cline_xml_tool_text_stays_text() -> None:

@@ -143,9 +143,11 @@ def assistant_block(block: Any, lost: list[str]) -> Obj | None:
         return {"type": "thinking", "thinking": "", "thinkingSignature": block.get("data", ""),
                 "redacted": True}
     if btype == "tool_use":
-        return _with_cache({"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
-                            "arguments": block.get("input") if block.get("input") is not None
-                            else {}}, block)
+        call: Obj = {"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
+                     "arguments": block.get("input") if block.get("input") is not None else {}}
+        if isinstance(block.get("signature"), str):
+            call["thoughtSignature"] = block["signature"]  # Cline keeps Gemini's here
+        return _with_cache(call, block)
     lost.append(f"assistant block of type {btype!r}")
     return None
 
