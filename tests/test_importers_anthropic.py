@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessionctx.changes import ChangeKind
 from sessionctx.cli import main
@@ -354,6 +356,16 @@ def test_cli_check_and_build_with_and_without_from(tmp_path: Path) -> None:
         assert outcome.exit_code == 0, (provider, outcome.output)
 
 
+def test_plain_messages_read_as_anthropic_when_named(tmp_path: Path) -> None:
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps([{"role": "user", "content": "hi"},
+                                {"role": "assistant", "content": "hello"}]))
+    outcome = CliRunner().invoke(main, ["check", "--from", "anthropic", str(path), "--json"])
+    assert outcome.exit_code == 0 and json.loads(outcome.output)["format"] == "anthropic"
+    outcome = CliRunner().invoke(main, ["check", str(path), "--json"])
+    assert json.loads(outcome.output)["format"] != "anthropic"
+
+
 def test_from_anthropic_on_another_format_exits_2() -> None:
     swe = FIXTURES / "swe-agent" / "function_calling_simple.traj"
     outcome = CliRunner().invoke(main, ["check", "--from", "anthropic", str(swe)])
@@ -373,3 +385,45 @@ def test_from_anthropic_on_another_format_exits_2() -> None:
 ])
 def test_other_formats_are_not_taken(value: Any) -> None:
     assert read(value).format != "anthropic"
+
+
+@pytest.mark.parametrize(("tags", "sent"), [
+    ({1: {"truncationParent": "t1"}, 2: {"truncationParent": "t1"},
+      3: {"isTruncationMarker": True, "truncationId": "t1"}}, [0, 3, 4, 5, 6]),
+    ({1: {"truncationParent": "t9"}}, [0, 1, 2, 3, 4, 5, 6]),  # its marker was rewound away
+    ({1: {"condenseParent": "c9"}}, [0, 1, 2, 3, 4, 5, 6]),  # so was its summary
+])
+def test_roo_tags_hide_only_what_roo_leaves_out(tags: dict[int, Obj], sent: list[int]) -> None:
+    items = [{**m, **tags.get(i, {})} for i, m in enumerate(bare()[:7])]
+    result = read(items)
+    assert sorted({r.source.index for r in result.records if r.kind == MESSAGE}) == sent
+    ctx = build_context(result.records)
+    assert ctx.pending_calls == [] and not [c for c in ctx.changes if c.kind.is_repair]
+
+
+_IDS = st.sampled_from(["toolu_a", "toolu_b", "toolu_c"])
+_USER_BLOCK = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, st.text(min_size=1, max_size=8)),
+    st.builds(lambda i, t, e: {"type": "tool_result", "tool_use_id": i, "content": t,
+                               "is_error": e}, _IDS, st.text(max_size=8), st.booleans()))
+_ASSISTANT_BLOCK = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, st.text(min_size=1, max_size=8)),
+    st.builds(lambda i: {"type": "tool_use", "id": i, "name": "bash", "input": {"c": i}},
+              _IDS),
+    st.just({"type": "redacted_thinking", "data": "b3BhcXVl"}))
+_MESSAGE = st.one_of(
+    st.builds(lambda c: {"role": "user", "content": c},
+              st.one_of(st.text(min_size=1, max_size=8), st.lists(_USER_BLOCK, min_size=1,
+                                                                  max_size=3))),
+    st.builds(lambda c: {"role": "assistant", "content": c},
+              st.lists(_ASSISTANT_BLOCK, min_size=1, max_size=3)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_MESSAGE, min_size=1, max_size=8))
+def test_any_messages_list_reads_with_its_counts_and_valid_bodies(rest: list[Obj]) -> None:
+    items = [{"role": "user", "content": "start"}, *rest]  # a body always has something
+    result = read(items, "anthropic")
+    assert not result.problems
+    assert counts(result) == raw_counts(items)
+    assert_every_body_valid(result)

@@ -45,8 +45,10 @@ STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
 _TYPED = frozenset({"tool_use", "tool_result", "redacted_thinking"})
 
 
-def messages_of(document: Any) -> list[Any] | None:
-    """The message list of an Anthropic Messages document, or None when it is not one."""
+def messages_of(document: Any, evident: bool = True) -> list[Any] | None:
+    """The message list of an Anthropic Messages document, or None when it is not one. With
+    `evident` (detection), only when something in it is Anthropic's own: a list of plain
+    role/content messages is also an OpenAI chat list."""
     if isinstance(document, list):
         items: list[Any] = document
     elif isinstance(document, dict) and isinstance(document.get("messages"), list):
@@ -56,7 +58,7 @@ def messages_of(document: Any) -> list[Any] | None:
     dicts = [m for m in items if isinstance(m, dict)]
     if not dicts or not all(is_in(m.get("role"), ROLES) or _reasoning_item(m) for m in dicts):
         return None
-    if any(_anthropic_block(b) for m in dicts for b in _blocks(m)):
+    if not evident or any(_anthropic_block(b) for m in dicts for b in _blocks(m)):
         return items
     if isinstance(document, dict) and ("system" in document or "system_prompt" in document
                                        or _anthropic_tools(document.get("tools"))):
@@ -319,7 +321,8 @@ def _request_row(doc: Obj, path: str | None) -> Record:
 def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     """The progress of a JSON document is not reported: it is decoded in one step."""
-    found = document_items(raw, path, document, FORMAT, EXPECTED, messages_of)
+    found = document_items(raw, path, document, FORMAT, EXPECTED,
+                           lambda doc: messages_of(doc, evident=False))
     if isinstance(found, ReadResult):
         return found
     doc, items = found
