@@ -17,7 +17,7 @@ GEMINI = str(FIXTURES / "gemini-cli" / "tool-result-cancelled.json")
 
 def test_formats_listed() -> None:
     assert FORMATS == ("auto", "native", "claude-code", "codex", "pi", "gemini-cli",
-                       "openai-chat")
+                       "openai-chat", "anthropic")
 
 
 def test_build_with_a_named_format() -> None:
@@ -45,7 +45,8 @@ def test_unknown_format_says_which_formats_were_tried(tmp_path: Path) -> None:
     odd.write_text('{"hello": "world"}')
     outcome = CliRunner().invoke(main, ["check", str(odd)])
     assert outcome.exit_code == 2
-    assert "tried native, claude-code, codex, pi, gemini-cli, openai-chat" in outcome.output
+    tried = "tried native, claude-code, codex, pi, gemini-cli, openai-chat, anthropic"
+    assert tried in outcome.output
 
 
 def test_unknown_format_name_is_a_usage_error() -> None:

@@ -145,13 +145,26 @@ def pi_counts(path: Path) -> Counts:
     return _counts(calls, results, len(entries), images)
 
 
-COUNTERS = {"claude-code": claude_counts, "codex": codex_counts, "gemini-cli": gemini_counts,
+def anthropic_counts(path: Path) -> Counts:
+    items = json.loads(path.read_text())["messages"]
+    calls = [b["id"] for m in items if m["role"] == "assistant" for b in m["content"]
+             if b["type"] == "tool_use"]
+    results = [b["tool_use_id"] for m in items if m["role"] == "user" for b in m["content"]
+               if b["type"] == "tool_result"]
+    own = sum(1 for m in items if m["role"] == "assistant" or any(
+        b["type"] != "tool_result" for b in m["content"]))
+    images = sum(b["type"] == "image" for m in items for b in m["content"])
+    return _counts(calls, results, own + len(results), images)
+
+
+COUNTERS = {"anthropic": anthropic_counts, "claude-code": claude_counts, "codex": codex_counts,
+            "gemini-cli": gemini_counts,
             "swe-agent": chat_counts, "openhands": chat_counts, "pi": pi_counts}
 ALL = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".jsonl", ".json", ".traj"))
 
 
 def test_every_fixture_is_listed() -> None:
-    assert len(ALL) == 9
+    assert len(ALL) == 11
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)

@@ -136,3 +136,61 @@ def test_native_array_of_records(tmp_path: Path) -> None:
     after = json.loads(path.read_bytes())
     assert [m["role"] for m in after] == ["user", "user", "user"]
     assert "outcome is unknown" in after[1]["content"][0]["text"]
+
+
+ANTHROPIC = "anthropic/session.messages.json"
+
+
+def _cline_session(fixtures: Path) -> dict[str, Any]:
+    session: dict[str, Any] = json.loads((fixtures / ANTHROPIC).read_bytes())
+    return session
+
+
+def test_anthropic_call_block_leaves_its_message(tmp_path: Path, fixtures: Path) -> None:
+    session = _cline_session(fixtures)
+    messages = session["messages"]
+    last_result = max(i for i, m in enumerate(messages) if any(
+        b["type"] == "tool_result" for b in m["content"]))
+    call_id = messages[last_result]["content"][0]["tool_use_id"]
+    del messages[last_result]  # the result was never written
+    original = _dump(session)
+    path = tmp_path / "1784094124598_rruoq.messages.json"
+    path.write_bytes(original)
+    report = assert_items_repaired(path, original, ["messages"], "anthropic", "--note-unpaired")
+    assert [(c["kind"], c["index"]) for c in report["changes"]] == [
+        ("dropped_unpaired_call", last_result - 1), ("interrupted_note_added", last_result - 1)]
+    after = json.loads(path.read_bytes())
+    kept = after["messages"][last_result - 1]
+    assert [b["type"] for b in kept["content"]] == ["text"]  # its text and fields stay
+    assert kept["metrics"] == messages[last_result - 1]["metrics"]
+    note = after["messages"][last_result]
+    assert note["role"] == "user" and call_id in note["content"][0]["text"]
+    assert after["system_prompt"] == session["system_prompt"]
+
+
+def test_anthropic_result_blocks_leave_and_the_rest_stays(tmp_path: Path) -> None:
+    call = {"type": "tool_use", "id": "toolu_a", "name": "ls", "input": {}}
+    other = {"type": "tool_use", "id": "toolu_b", "name": "pwd", "input": {}}
+    history = [
+        {"role": "user", "content": "list", "ts": 1},
+        {"role": "assistant", "content": [{"type": "text", "text": "Two."}, call, other]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_a", "content": "a.txt"},
+            {"type": "tool_result", "tool_use_id": "toolu_gone", "content": "stale"},
+            {"type": "text", "text": "<environment_details>\n</environment_details>"}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_a", "content": "again"}]},
+        {"role": "assistant", "content": "Done."}]
+    original = json.dumps(history, indent="\t").encode()
+    path = tmp_path / "api_conversation_history.json"
+    path.write_bytes(original)
+    report = assert_items_repaired(path, original, [], "anthropic", "--note-unpaired")
+    assert sorted((c["index"], c["kind"]) for c in report["changes"]) == [
+        (1, "dropped_unpaired_call"), (1, "interrupted_note_added"),
+        (2, "dropped_orphan_result"), (3, "dropped_duplicate_result")]
+    after = json.loads(path.read_bytes())
+    assert after[1]["content"] == [{"type": "text", "text": "Two."}, call]
+    assert [b.get("tool_use_id") for b in after[2]["content"]] == ["toolu_a", None]
+    # the note follows the results of the message's other call, which stay right after it
+    assert "toolu_b" in after[3]["content"][0]["text"]
+    assert [m["role"] for m in after] == ["user", "assistant", "user", "user", "assistant"]

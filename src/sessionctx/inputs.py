@@ -41,6 +41,8 @@ EXPECTED = {
                   "messages",
     "openai-chat": "one JSON document: a list of chat messages (role, content), or an object "
                    "with a messages or history list",
+    "anthropic": "one JSON document: a list of Anthropic messages (role user or assistant, "
+                 "content a string or typed blocks), or an object with such a messages list",
 }
 
 

@@ -11,11 +11,11 @@ of which is a sidechain entry, reads as that agent's conversation by the same ch
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 from sessionctx.changes import Source
+from sessionctx.importers.anthropic import STOP, assistant_block, image, result_content
 from sessionctx.importers.common import (
     Obj,
     as_int,
@@ -30,8 +30,6 @@ from sessionctx.importers.common import (
 from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "claude-code"
-_STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
-         "stop_sequence": "stop", "refusal": "stop", "pause_turn": "stop"}
 
 
 def _own_side(lines: list[tuple[int, Obj]]) -> bool:
@@ -91,54 +89,6 @@ def _blocks(message: Any) -> list[Obj]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _image(block: Obj) -> Obj | None:
-    source = block.get("source")
-    if isinstance(source, dict) and source.get("type") == "base64" and isinstance(
-            source.get("data"), str):
-        return {"type": "image", "data": source["data"],
-                "mimeType": source.get("media_type") or "image/png"}
-    return None
-
-
-def _result_content(content: Any, lost: list[str]) -> list[Obj]:
-    if isinstance(content, str):
-        return [text_block(content)]
-    out: list[Obj] = []
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                out.append(text_block(str(block.get("text", ""))))
-            elif isinstance(block, dict) and block.get("type") == "image" and _image(block):
-                out.append(_image(block) or {})
-            elif isinstance(block, dict) and block.get("type") == "document":
-                out.append(block)  # a PDF the Read tool returned, in the shape providers read
-            else:
-                lost.append(f"tool_result block {json.dumps(block)[:60]}")
-    return out
-
-
-def _assistant_block(block: Any, lost: list[str]) -> Obj | None:
-    if not isinstance(block, dict):
-        lost.append("a non-object content block")
-        return None
-    btype = block.get("type")
-    if btype == "text":
-        return text_block(str(block.get("text", "")))
-    if btype == "thinking":
-        out: Obj = {"type": "thinking", "thinking": str(block.get("thinking", ""))}
-        if isinstance(block.get("signature"), str):
-            out["thinkingSignature"] = block["signature"]
-        return out
-    if btype == "redacted_thinking":
-        return {"type": "thinking", "thinking": "", "thinkingSignature": block.get("data", ""),
-                "redacted": True}
-    if btype == "tool_use":
-        return {"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
-                "arguments": block.get("input") if block.get("input") is not None else {}}
-    lost.append(f"assistant block of type {btype!r}")
-    return None
-
-
 class _Assistant:
     """One assistant message gathered from every line that shares its message.id."""
 
@@ -161,7 +111,7 @@ class _Assistant:
             if len(self.entries) > 1 and block in self.seen:
                 continue  # a later streamed line repeating a block already held
             self.seen.append(block)
-            native = _assistant_block(block, lost)
+            native = assistant_block(block, lost)
             if native is not None:
                 self.blocks.append(native)
                 self.block_lines.append(lineno)
@@ -169,7 +119,7 @@ class _Assistant:
     def native(self) -> Obj:
         has_call = any(b["type"] == "toolCall" for b in self.blocks)
         reason = self.message.get("stop_reason")
-        stop = _STOP.get(reason, "toolUse" if has_call else "stop") if isinstance(
+        stop = STOP.get(reason, "toolUse" if has_call else "stop") if isinstance(
             reason, str) else ("toolUse" if has_call else "stop")
         if self.entries[-1].get("isApiErrorMessage"):
             stop = "error"
@@ -284,14 +234,14 @@ def _user_records(entry: Obj, src: Source, lost: list[str], names: dict[str, Any
             if btype == "tool_result":
                 result: Obj = {"role": "toolResult", "toolCallId": block.get("tool_use_id"),
                                "toolName": str(names.get(str(block.get("tool_use_id")), "")),
-                               "content": _result_content(
+                               "content": result_content(
                                    block.get("content"), lost),
                                "isError": block.get("is_error") is True}
                 out.append(message_record(result, src, entry, FORMAT))
             elif btype == "text":
                 own.append(text_block(str(block.get("text", ""))))
-            elif btype == "image" and _image(block):
-                own.append(_image(block) or {})
+            elif btype == "image" and image(block):
+                own.append(image(block) or {})
             elif btype == "document":
                 own.append(block)  # an attached PDF or text, in the shape providers read
             else:

@@ -7,7 +7,7 @@ A source line that never reaches the model becomes a context row keeping the who
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from sessionctx import decoding
@@ -131,6 +131,21 @@ def decode_document(raw: bytes) -> Any:
     if len(body) > DEFAULT_MAX_LINE_BYTES:
         raise decoding.Malformed(document_too_large(len(body)).removeprefix("is "))
     return decoding.decode(body)
+
+
+def document_items(raw: bytes, path: str | None, document: Any, fmt: str, expected: str,
+                   items_of: Callable[[Any], list[Any] | None]
+                   ) -> tuple[Any, list[Any]] | ReadResult:
+    """The file's JSON document and its message list (`items_of`), or the answer that the
+    file is not one of `fmt`."""
+    try:
+        doc = document if document is not None else decode_document(raw)
+    except decoding.Malformed as exc:
+        return not_a_file(path, fmt, expected, exc.reason)
+    items = items_of(doc)
+    if items is None:
+        return not_a_file(path, fmt, expected)
+    return doc, items
 
 
 def not_a_file(path: str | None, fmt: str, expected: str, why: str | None = None,

@@ -68,7 +68,7 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
 
 
 def _detect_document(document: Any) -> str:
-    from sessionctx.importers import gemini_cli, openai_chat  # only a JSON document needs them
+    from sessionctx.importers import anthropic, gemini_cli, openai_chat  # only documents
 
     if isinstance(document, dict):
         if document.get("type") == "xopc_session_transcript":
@@ -80,6 +80,8 @@ def _detect_document(document: Any) -> str:
             return line_format
     if gemini_cli.messages_of(document) is not None:
         return "gemini-cli"
+    if anthropic.messages_of(document) is not None:
+        return "anthropic"
     items = openai_chat.messages_of(document)
     if items is not None and openai_chat.is_chat_list(items):
         if isinstance(document, list) and _looks_native(items):

@@ -12,16 +12,14 @@ import json
 from typing import Any
 
 from sessionctx.changes import Source
-from sessionctx.decoding import Malformed
 from sessionctx.importers.common import (
     Obj,
     as_list,
     context_record,
-    decode_document,
+    document_items,
     finish,
     is_in,
     message_record,
-    not_a_file,
     text_block,
 )
 from sessionctx.records import Problem, Progress, ReadResult
@@ -86,13 +84,10 @@ def _response_content(call: Obj, lost: list[str]) -> list[Obj] | None:
 def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     """The progress of a JSON document is not reported: it is decoded in one step."""
-    try:
-        doc = document if document is not None else decode_document(raw)
-    except Malformed as exc:
-        return not_a_file(path, FORMAT, EXPECTED, exc.reason)
-    items = messages_of(doc)
-    if items is None:
-        return not_a_file(path, FORMAT, EXPECTED)
+    found = document_items(raw, path, document, FORMAT, EXPECTED, messages_of)
+    if isinstance(found, ReadResult):
+        return found
+    _, items = found
     result = ReadResult()
     for i, item in enumerate(items):
         src = Source(index=i, path=path)

@@ -1,10 +1,13 @@
 """Sessions stored as one JSON document, written back repaired: Gemini CLI sessions, OpenAI chat
-message lists (SWE-agent `.traj`, OpenHands), sessionctx's own arrays and xopc envelopes.
+message lists (SWE-agent `.traj`, OpenHands), Anthropic Messages lists, sessionctx's own arrays
+and xopc envelopes.
 
 The unit is an item of the document's message array: an item a repair does not name keeps its
 bytes, and so does everything around the array. A Gemini CLI call with no response leaves its
 message's `toolCalls`; an OpenAI chat call leaves `tool_calls`; a result that answers nothing
-leaves the array; so does a message left with nothing to say.
+leaves the array; so does a message left with nothing to say. An Anthropic message holds calls
+and results as content blocks: a `tool_use` or `tool_result` block leaves its `content`, and
+the message goes only when nothing else is left in it.
 """
 
 from __future__ import annotations
@@ -46,38 +49,70 @@ class _Item:
     drop_keys: list[str] = field(default_factory=list)  # keys left empty and taken out
     remove: bool = False
     note: dict[str, Any] | None = None
+    note_after: int | None = None  # the item the note follows, when not this one
 
 
 # (the item, its edits so far, the call id, how many to take out) -> the calls taken out
 CallCutter = Callable[[dict[str, Any], _Item, "str | None", int], list[dict[str, Any]]]
 
 
-def _cut_members(item: dict[str, Any], edits: _Item, key: str, call_id: str | None,
-                 count: int, answered: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+def _cut_members(item: dict[str, Any], edits: _Item, key: str, count: int,
+                 match: Callable[[dict[str, Any]], bool], keep_key: bool = False
+                 ) -> list[dict[str, Any]]:
     members = item.get(key)
     if not isinstance(members, list):
         return []
-    held = [(i, m) for i, m in enumerate(members) if isinstance(m, dict) and (
-        m.get("id") == call_id or (call_id is None and not isinstance(m.get("id"), str)))
-        and not answered(m)]
+    held = [(i, m) for i, m in enumerate(members) if isinstance(m, dict) and match(m)]
     gone = last(held, count)
     edits.cut.setdefault(key, []).extend(i for i, _ in gone)
-    if len(set(edits.cut[key])) == len(members) and key not in edits.drop_keys:
+    if len(set(edits.cut[key])) == len(members) and key not in edits.drop_keys and not keep_key:
         edits.drop_keys.append(key)
     return [m for _, m in gone]
 
 
+def _has_id(call_id: str | None, key: str = "id") -> Callable[[dict[str, Any]], bool]:
+    """Whether a member is the one `call_id` names (None: one without an id)."""
+    def match(member: dict[str, Any]) -> bool:
+        found = member.get(key)
+        return found == call_id or (call_id is None and not isinstance(found, str))
+    return match
+
+
 def _gemini_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
                 count: int) -> list[dict[str, Any]]:
-    def has_response(call: dict[str, Any]) -> bool:
-        return isinstance(call.get("result"), list) and bool(call["result"])
+    def unanswered(call: dict[str, Any]) -> bool:
+        has_response = isinstance(call.get("result"), list) and bool(call["result"])
+        return _has_id(call_id)(call) and not has_response
 
-    return _cut_members(item, edits, "toolCalls", call_id, count, has_response)
+    return _cut_members(item, edits, "toolCalls", count, unanswered)
 
 
 def _chat_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
               count: int) -> list[dict[str, Any]]:
-    return _cut_members(item, edits, "tool_calls", call_id, count, lambda _: False)
+    return _cut_members(item, edits, "tool_calls", count, _has_id(call_id))
+
+
+def _anthropic_block(btype: str, call_id: str | None, key: str
+                     ) -> Callable[[dict[str, Any]], bool]:
+    return lambda b: b.get("type") == btype and _has_id(call_id, key)(b)
+
+
+def _anthropic_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
+                   count: int) -> list[dict[str, Any]]:
+    return _cut_members(item, edits, "content", count,
+                        _anthropic_block("tool_use", call_id, "id"), keep_key=True)
+
+
+def _anthropic_cut_result(item: dict[str, Any], edits: _Item, call_id: str | None,
+                          count: int) -> list[dict[str, Any]]:
+    return _cut_members(item, edits, "content", count,
+                        _anthropic_block("tool_result", call_id, "tool_use_id"), keep_key=True)
+
+
+def _anthropic_cut_empty(item: dict[str, Any], edits: _Item) -> None:
+    """The blocks of a message that gave nothing to send (blank text), its results kept."""
+    _cut_members(item, edits, "content", len(item.get("content") or []),
+                 lambda b: b.get("type") != "tool_result", keep_key=True)
 
 
 def _native_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
@@ -104,6 +139,14 @@ def _chat_left(item: dict[str, Any], edits: _Item) -> bool:
     kept = len(item.get("tool_calls") or []) - len(set(edits.cut.get("tool_calls", [])))
     content = item.get("content")
     return kept > 0 or (bool(content.strip()) if isinstance(content, str) else bool(content))
+
+
+def _anthropic_left(item: dict[str, Any], edits: _Item) -> bool:
+    content = item.get("content")
+    if not isinstance(content, list):
+        return isinstance(content, str) and bool(content.strip())
+    gone = set(edits.cut.get("content", []))
+    return has_substance({"content": [b for i, b in enumerate(content) if i not in gone]})
 
 
 def _native_left(item: dict[str, Any], edits: _Item) -> bool:
@@ -133,9 +176,14 @@ class DocumentFormat:
     cut: CallCutter
     left: Callable[[dict[str, Any], _Item], bool]
     note: Callable[[str], dict[str, Any]]
+    # results and empty parts held as blocks of a message (None: a result is its own item)
+    cut_result: CallCutter | None = None
+    cut_empty: Callable[[dict[str, Any], _Item], None] | None = None
 
 
 FORMATS = {
+    "anthropic": DocumentFormat(_anthropic_cut, _anthropic_left, _native_note,
+                                _anthropic_cut_result, _anthropic_cut_empty),
     "gemini-cli": DocumentFormat(_gemini_cut, _gemini_left, _gemini_note),
     "openai-chat": DocumentFormat(_chat_cut, _chat_left, _chat_note),
     "native": DocumentFormat(_native_cut, _native_left, user_text),
@@ -177,20 +225,42 @@ def plan(raw: bytes, document: Any, fmt: str, wanted: Wanted, note_unpaired: boo
                              detail={"tool_call_ids": [cid for _, cid in named]}))
     if where is not None:
         for (i, call_id), changes in wanted.results.items():
-            if item(i) is not None and fmt != "gemini-cli":
-                edits.setdefault(i, _Item()).remove = True
+            obj = item(i)
+            if obj is not None and fmt != "gemini-cli":
+                mine = edits.setdefault(i, _Item())
+                if shape.cut_result is not None:
+                    shape.cut_result(obj, mine, call_id, len(changes))
+                mine.remove = mine.remove or shape.cut_result is None or not shape.left(
+                    obj, mine)
                 fixes.append(Fix(changes[0].kind, changes[0].reason, index=i,
                                  action="removed", detail={"tool_call_id": call_id}))
         for i, change in [*wanted.empty.items(), *wanted.invalid.items()]:
             mine = edits.setdefault(i, _Item())
-            if not mine.remove and item(i) is not None:
-                mine.remove = True
+            obj = item(i)
+            if not mine.remove and obj is not None:
+                if shape.cut_empty is not None and i in wanted.empty:
+                    shape.cut_empty(obj, mine)
+                mine.remove = shape.cut_empty is None or i in wanted.invalid or not shape.left(
+                    obj, mine)
                 kind = REMOVED_INVALID if i in wanted.invalid else REMOVED_EMPTY
                 fixes.append(Fix(kind, change.reason, index=i, action="removed"))
+        if shape.cut_result is not None:
+            _notes_after_results(items, edits)
     text = raw
     for i in sorted(edits, reverse=True):
         text = _apply(text, where, i, item(i) or {}, edits[i])
     return text, sorted(fixes, key=lambda f: (f.index or 0, f.action == "inserted"))
+
+
+def _notes_after_results(items: list[Any], edits: dict[int, _Item]) -> None:
+    """A note goes after the message holding the results of its message's other calls, so
+    those results still come right after their calls."""
+    for i, mine in edits.items():
+        nxt = items[i + 1] if mine.note is not None and i + 1 < len(items) else None
+        if isinstance(nxt, dict) and not edits.get(i + 1, _Item()).remove and any(
+                isinstance(b, dict) and b.get("type") == "tool_result"
+                for b in nxt.get("content") or [] if isinstance(nxt.get("content"), list)):
+            mine.note_after = i + 1
 
 
 def _name(call: dict[str, Any]) -> str | None:
@@ -216,7 +286,8 @@ def _apply(text: bytes, where: Path | None, i: int, obj: dict[str, Any], edits: 
         for j in sorted(set(indexes), reverse=True):
             text = spans.delete(text, [*prefix, key], j)
     if where is not None and edits.note is not None:
-        text = spans.insert_after(text, where, i, edits.note)
+        after = i if edits.note_after is None else edits.note_after
+        text = spans.insert_after(text, where, after, edits.note)
     if where is not None and edits.remove:
         text = spans.delete(text, where, i)
     return text
