@@ -182,7 +182,7 @@ class DocumentFormat:
 
 
 FORMATS = {
-    "anthropic": DocumentFormat(_anthropic_cut, _anthropic_left, _native_note,
+    "anthropic": DocumentFormat(_anthropic_cut, _anthropic_left, user_text,
                                 _anthropic_cut_result, _anthropic_cut_empty),
     "gemini-cli": DocumentFormat(_gemini_cut, _gemini_left, _gemini_note),
     "openai-chat": DocumentFormat(_chat_cut, _chat_left, _chat_note),
