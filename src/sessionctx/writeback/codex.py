@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionctx.importers.codex import ITEM_TYPES, native_call_id
+from sessionctx.importers.codex import ITEM_TYPES
+from sessionctx.importers.responses_items import native_call_id
 from sessionctx.records import ReadResult
 from sessionctx.writeback.common import last, remove_result_lines, remove_unreadable
 from sessionctx.writeback.edits import Fix, Lines
