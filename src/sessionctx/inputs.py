@@ -41,6 +41,8 @@ EXPECTED = {
                   "messages",
     "openai-chat": "one JSON document: a list of chat messages (role, content), or an object "
                    "with a messages or history list",
+    "openai-responses": "OpenAI Responses input items: a JSON list of them, JSONL with one a "
+                        "line, or a request object with an input list",
 }
 
 

@@ -23,6 +23,7 @@ MODULES: dict[str, str] = {
     "pi": "pi",
     "gemini-cli": "gemini_cli",
     "openai-chat": "openai_chat",
+    "openai-responses": "openai_responses",
 }
 
 

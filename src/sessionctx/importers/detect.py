@@ -62,13 +62,22 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
         return "claude-code"
     if otype == "message" and "parentId" in obj:
         return "pi"
+    if "payload" not in obj and _responses_item(obj):
+        return "openai-responses"
     if "role" in obj or obj.get("kind") == "context" or otype in ("compaction", "custom"):
         return NATIVE
     return None
 
 
+def _responses_item(obj: dict[str, Any]) -> bool:
+    from sessionctx.importers.openai_responses import is_responses_item
+
+    return is_responses_item(obj)
+
+
 def _detect_document(document: Any) -> str:
     from sessionctx.importers import gemini_cli, openai_chat  # only a JSON document needs them
+    from sessionctx.importers.openai_responses import is_item_list
 
     if isinstance(document, dict):
         if document.get("type") == "xopc_session_transcript":
@@ -76,10 +85,16 @@ def _detect_document(document: Any) -> str:
         if is_in(document.get("role"), MODEL_ROLES):
             return "pi"
         line_format = _detect_line(document)  # a one-line JSONL file
-        if line_format in ("codex", "claude-code", "pi"):
+        if line_format in ("codex", "claude-code", "pi", "openai-responses"):
             return line_format
+        request_input = document.get("input")
+        if "model" in document and isinstance(request_input, list) and (
+                not request_input or is_item_list(request_input)):
+            return "openai-responses"  # a Responses request log
     if gemini_cli.messages_of(document) is not None:
         return "gemini-cli"
+    if isinstance(document, list) and is_item_list(document):
+        return "openai-responses"
     items = openai_chat.messages_of(document)
     if items is not None and openai_chat.is_chat_list(items):
         if isinstance(document, list) and _looks_native(items):

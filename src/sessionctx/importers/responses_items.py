@@ -73,7 +73,7 @@ def is_model_item(item: Obj) -> bool:
     """Whether the model wrote this item (what may follow reasoning in one response)."""
     kind = item_type(item)
     if kind == "message":
-        return item.get("role") not in INPUT_ROLES
+        return not is_in(item.get("role"), INPUT_ROLES)
     return kind not in OUTPUTS and kind not in ("mcp_approval_response", "item_reference")
 
 
@@ -194,7 +194,7 @@ def server_block(item: Obj, lost: list[str]) -> Obj:
         fields["result"] = "an image"
     head = " ".join(str(x) for x in (kind, item.get("id"), item.get("status")) if x)
     body = json.dumps(fields, ensure_ascii=False) if fields else ""
-    return text_block(f"[{head}] {body}".rstrip())
+    return text_block(f"[{head}] {body}".rstrip() + "\n")
 
 
 def item_message(item: Obj, lost: list[str]) -> Obj | None:
