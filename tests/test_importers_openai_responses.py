@@ -314,3 +314,18 @@ def test_a_file_of_another_format_named_as_this_one_exits_2(tmp_path: Path) -> N
         assert "not an openai-responses file: expected OpenAI Responses input items" in \
             outcome.output
         assert outcome.output.count("\n") == 1
+
+
+def test_jsonl_that_opens_with_a_plain_message_is_still_detected(tmp_path: Path) -> None:
+    items: list[Item] = [{"role": "user", "content": "hi"}, *real_items()[1:4]]
+    path = write_jsonl(tmp_path, items)
+    assert detect(path.read_bytes()) == "openai-responses"
+    native = b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}\n'
+    assert detect(native) == "native"
+
+
+def test_a_request_whose_input_is_a_string(tmp_path: Path) -> None:
+    path = write(tmp_path, "r.json", {"model": MODEL, "input": "hello"})
+    result = read_input(str(path), "openai-responses")
+    assert [r.view for r in result.records if r.kind == MESSAGE] == [
+        {"role": "user", "content": [{"type": "text", "text": "hello"}]}]

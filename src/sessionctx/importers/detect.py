@@ -29,9 +29,12 @@ def detect(raw: bytes, document: Any = None) -> str:
     """The format name of `raw`; NATIVE when nothing more specific fits."""
     if document is not None:
         return _detect_document(document)
+    native = False
     for line in _head_objects(raw):
         fmt = _detect_line(line)
-        if fmt is not None:
+        if fmt == NATIVE and "role" in line and "type" not in line:
+            native = True  # a plain message: Responses items may still follow it
+        elif fmt is not None and not (native and fmt != "openai-responses"):
             return fmt
     return NATIVE
 

@@ -41,12 +41,16 @@ _ROLES = frozenset({"user", "assistant", "system", "developer"})
 
 
 def items_of(document: Any) -> list[Any] | None:
-    """The item list of a document: the list itself, or a request's `input`."""
+    """The item list of a document: the list itself, or a request's `input` (a string
+    input is one user message)."""
     if isinstance(document, list):
         return document
-    if isinstance(document, dict) and isinstance(document.get("input"), list):
-        return document["input"]  # type: ignore[no-any-return]
-    return None
+    if not isinstance(document, dict):
+        return None
+    items = document.get("input")
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    return items if isinstance(items, list) else None
 
 
 def is_item(obj: Any) -> bool:
