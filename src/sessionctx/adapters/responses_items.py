@@ -16,7 +16,7 @@ from typing import Any
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
 from sessionctx.importers.common import data_url_image, text_block
-from sessionctx.importers.responses_items import OUTPUTS, is_model_item, item_message, item_type
+from sessionctx.importers.responses_items import OUTPUTS, item_message, item_type, lone_reasoning
 from sessionctx.messages import Message
 from sessionctx.screenshots import OMITTED_NOTE
 
@@ -113,24 +113,14 @@ def _changed(item: Item, message: Message) -> Item:
 
 def _without_lone_reasoning(items: list[Item], sources: list[Source]
                             ) -> tuple[list[Item], list[Source], list[Change]]:
-    changes: list[Change] = []
     keep = [True] * len(items)
-    for i in range(len(items) - 1, -1, -1):
-        if item_type(items[i]) != "reasoning":
-            continue
-        j = i + 1
-        while j < len(items) and not keep[j]:
-            j += 1
-        if j < len(items) and is_model_item(items[j]):
-            continue
-        keep[i] = False
-        changes.append(Change(
-            ChangeKind.DROPPED_LONE_REASONING,
-            f"reasoning {items[i].get('id') or ''} dropped: the item it came before is gone, "
-            "and the API refuses reasoning without its following item", sources[i]))
-    if not changes:
+    lone = lone_reasoning(items, keep)
+    if not lone:
         return items, sources, []
-    changes.reverse()
+    changes = [Change(
+        ChangeKind.DROPPED_LONE_REASONING,
+        f"reasoning {items[i].get('id') or ''} dropped: the item it came before is gone, "
+        "and the API refuses reasoning without its following item", sources[i]) for i in lone]
     return ([it for it, k in zip(items, keep, strict=True) if k],
             [s for s, k in zip(sources, keep, strict=True) if k], changes)
 

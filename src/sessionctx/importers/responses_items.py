@@ -18,6 +18,7 @@ to the caller, who keeps them as context rows.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from sessionctx.importers.common import (
@@ -75,6 +76,30 @@ def is_model_item(item: Obj) -> bool:
     if kind == "message":
         return not is_in(item.get("role"), INPUT_ROLES)
     return kind not in OUTPUTS and kind not in ("mcp_approval_response", "item_reference")
+
+
+def lone_reasoning(items: Sequence[Obj], keep: list[bool]) -> list[int]:
+    """The reasoning items no kept item the model wrote follows (the API refuses them), in
+    order; each is marked off in `keep` too."""
+    lone: list[int] = []
+    for i in range(len(items) - 1, -1, -1):
+        if not keep[i] or item_type(items[i]) != "reasoning":
+            continue
+        j = i + 1
+        while j < len(items) and not keep[j]:
+            j += 1
+        if j < len(items) and is_model_item(items[j]):
+            continue
+        keep[i] = False
+        lone.append(i)
+    return lone[::-1]
+
+
+def joins_turn(item: Obj) -> bool:
+    """Whether an item is part of the model's turn: what `Turns` groups into one message."""
+    kind = item_type(item)
+    return kind == "reasoning" or kind in CALLS or kind in SERVER_ITEMS or (
+        kind == "message" and item.get("role") == "assistant")
 
 
 def output_call_id(item: Obj) -> str:
@@ -247,9 +272,12 @@ class Turns:
     def item(self, item: Obj, lost: list[str]) -> bool:
         """Convert one item; False when it has nothing a model reads."""
         kind = item_type(item)
+        if not joins_turn(item):
+            self.close()
+            return self._other(item, lost)
         if kind == "reasoning":
             self.turn.append(thinking_block(item))
-        elif kind == "message" and item.get("role") == "assistant":
+        elif kind == "message":
             self.turn.extend(content_blocks(item.get("content"), lost, "assistant content"))
         elif kind in CALLS:
             call_id = output_call_id(item)
@@ -258,11 +286,8 @@ class Turns:
             block = call_block(item, native)
             self.names[call_id] = block["name"]
             self.turn.append(block)
-        elif kind in SERVER_ITEMS:
-            self.turn.append(server_block(item, lost))
         else:
-            self.close()
-            return self._other(item, lost)
+            self.turn.append(server_block(item, lost))
         self.turn_items.append(item)
         self.block_items.extend([item] * (len(self.turn) - len(self.block_items)))
         return True

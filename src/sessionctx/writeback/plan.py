@@ -26,6 +26,7 @@ Planner = Callable[[Lines, ReadResult, Wanted, "notes.NoteMaker | None"], list[F
 LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
     "claude-code": (claude_code.plan, notes.claude_code_note),
     "codex": (codex.plan, notes.codex_note),
+    "openai-responses": (codex.plan, notes.codex_note),
     "pi": (native.plan, notes.pi_note),
     "native": (native.plan, notes.pi_note),
 }
