@@ -329,3 +329,62 @@ def test_a_request_whose_input_is_a_string(tmp_path: Path) -> None:
     result = read_input(str(path), "openai-responses")
     assert [r.view for r in result.records if r.kind == MESSAGE] == [
         {"role": "user", "content": [{"type": "text", "text": "hello"}]}]
+
+
+# -- repair writes it back -------------------------------------------------------------------------
+
+def _broken(items: list[Item]) -> tuple[list[Item], str]:
+    """Real items broken as a killed run leaves them: a call whose output was never written,
+    after its reasoning, then the user's next message; later an answered call whose output
+    was written twice. (items, the dangling call id)"""
+    assert [it["type"] for it in items[2:8]] == ["reasoning", "function_call",
+                                                 "function_call_output"] * 2
+    assert items[51]["role"] == "user"
+    second = {**items[7], "output": "answered a second time"}
+    out = [*items[:4], items[51], *items[5:8], second, *items[52:]]
+    return out, items[3]["call_id"]
+
+
+@pytest.mark.parametrize("shape", ["jsonl", "list", "request"])
+def test_repair_takes_out_the_dangling_call_its_reasoning_and_the_duplicate(
+        tmp_path: Path, shape: str) -> None:
+    from tests.repair_helpers import assert_repaired
+    from tests.test_repair_documents import assert_items_repaired
+
+    items, dangling = _broken(real_items())
+    if shape == "jsonl":
+        path = write_jsonl(tmp_path, items)
+        report = assert_repaired(path, path.read_bytes(), "openai-responses")
+        after = [json.loads(x) for x in path.read_text().splitlines()]
+    else:
+        value: Any = items if shape == "list" else request(items)
+        path = tmp_path / "r.json"
+        path.write_text(json.dumps(value, indent=2))
+        where: list[str | int] = [] if shape == "list" else ["input"]
+        report = assert_items_repaired(path, path.read_bytes(), where, "openai-responses")
+        loaded = json.loads(path.read_text())
+        after = loaded if shape == "list" else loaded["input"]
+    kinds = sorted(c["kind"] for c in report["changes"])
+    assert kinds == ["dropped_duplicate_result", "dropped_lone_reasoning",
+                     "dropped_unpaired_call"]
+    assert dangling not in [it.get("call_id") for it in after]
+    assert len(after) == len(items) - 3
+    ctx = build_context(read_input(str(path)).records)
+    assert not ctx.pending_calls and not ctx.repairs
+    body = build_request(ctx, "openai-responses", MODEL).body
+    assert validate(body, "openai-responses", MODEL) == []
+
+
+def test_repair_notes_the_interrupted_call_after_its_turn(tmp_path: Path) -> None:
+    from tests.test_repair_documents import assert_items_repaired
+
+    items = real_items()[:4]  # two user messages, reasoning, a call with no output
+    assert [it["type"] for it in items] == ["message", "message", "reasoning", "function_call"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(items, indent=2))
+    report = assert_items_repaired(path, path.read_bytes(), [], "openai-responses",
+                                   "--note-unpaired")
+    after = json.loads(path.read_text())
+    assert after[:2] == items[:2] and len(after) == 3
+    assert after[2]["role"] == "user" and "outcome is unknown" in after[2]["content"][0]["text"]
+    assert "interrupted_note_added" in [c["kind"] for c in report["changes"]]
