@@ -128,13 +128,17 @@ def test_records_keep_their_item_and_where_it_was(tmp_path: Path) -> None:
 
 
 def test_request_fields_are_kept(tmp_path: Path) -> None:
-    result = read_input(str(write(tmp_path, "r.json", request(real_items()[:1]))))
-    system, settings, user = result.records
+    value = request(real_items()[:1])
+    result = read_input(str(write(tmp_path, "r.json", value)))
+    system, user = result.records
     assert system.kind == MESSAGE and system.view == {"role": "system",
                                                        "content": "You are a coding agent."}
+    assert system.data["raw"] == {k: v for k, v in value.items() if k != "input"}
+    assert user.view["role"] == "user"
+    del value["instructions"]
+    settings, user = read_input(str(write(tmp_path, "r.json", value))).records
     assert settings.kind == CONTEXT and settings.data["raw"]["tools"][0]["name"] == "shell"
     assert settings.data["raw"]["model"] == MODEL
-    assert user.view["role"] == "user"
 
 
 # -- reasoning -----------------------------------------------------------------------------------

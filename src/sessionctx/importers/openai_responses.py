@@ -7,7 +7,8 @@ Three shapes: a JSON list of items, JSONL with one item a line, and a request ob
 input: consecutive model items form one assistant turn of the request's model (so reasoning
 with its id or encrypted_content can be replayed to that model), calls of every kind pair with
 their outputs by `call_id`, and server-run items become text. A request's `instructions` is
-its system message; its other fields (tools, settings) are kept as one context row. An item
+its system message, which keeps the request's other fields (tools, settings) under `raw`; a
+request without instructions keeps them as a context row. An item
 with nothing a model reads (an item reference, a compaction blob) is kept as a context row and
 reported, as is any part that does not convert.
 """
@@ -156,13 +157,13 @@ def _read_items(numbered: Iterable[tuple[int, Any]], path: str | None, request: 
 
 
 def _request_records(request: Obj, path: str | None, result: ReadResult) -> None:
-    """A request's instructions as its system message, its other fields as a context row."""
+    """A request's instructions as its system message, keeping the request's other fields
+    (tools, settings) beside it; without instructions, those fields as a context row."""
     instructions = request.get("instructions")
+    fields = {k: v for k, v in request.items() if k != "input"}
     src = Source(path=path)
     if isinstance(instructions, str) and instructions.strip():
         result.records.append(message_record({"role": "system", "content": instructions}, src,
-                                             {"instructions": instructions}, FORMAT))
-    settings = {k: v for k, v in request.items() if k not in ("input", "instructions")}
-    if settings:
-        result.records.append(context_record(settings, src, FORMAT, "request settings"))
-
+                                             fields, FORMAT))
+    elif fields:
+        result.records.append(context_record(fields, src, FORMAT, "request settings"))
