@@ -150,9 +150,9 @@ def output_blocks(item: Obj, lost: list[str]) -> list[Obj]:
     if output is None and isinstance(item.get("status"), str):
         return [text_block(item["status"])]  # apply_patch output without a log: its outcome
     if isinstance(output, dict):
-        if output.get("type") == "computer_screenshot" and data_url_image(
-                output.get("image_url")):
-            return [data_url_image(output.get("image_url")) or {}]
+        image = data_url_image(output.get("image_url"))  # a computer screenshot
+        if image is not None:
+            return [image]
         if isinstance(output.get("content"), str):
             return [text_block(output["content"])]
         output = output.get("content")
@@ -198,14 +198,18 @@ def call_block(item: Obj, call_id: str) -> Obj:
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
 
 
-def thinking_block(item: Obj) -> Obj:
-    """Reasoning as a thinking block: its summary and content text, the item as signature."""
+def thinking_text(item: Obj) -> str:
+    """What a reasoning item says: its summary, then its content text."""
     parts = [s.get("text", "") for s in as_list(item.get("summary")) if isinstance(s, dict)]
     content = item.get("content")
     if isinstance(content, list):
         parts += [c.get("text", "") for c in content if isinstance(c, dict)]
-    texts = [p for p in parts if isinstance(p, str) and p]
-    return {"type": "thinking", "thinking": "\n\n".join(texts),
+    return "\n\n".join(p for p in parts if isinstance(p, str) and p)
+
+
+def thinking_block(item: Obj) -> Obj:
+    """Reasoning as a thinking block, the item itself as its signature (to replay it)."""
+    return {"type": "thinking", "thinking": thinking_text(item),
             "thinkingSignature": json.dumps(item, ensure_ascii=False)}
 
 
@@ -236,8 +240,9 @@ def item_message(item: Obj, lost: list[str]) -> Obj | None:
         return {"role": "assistant", "content": [call_block(item, output_call_id(item))]}
     if kind in OUTPUTS:
         return result_message(item, output_call_id(item), "", lost)
-    if kind == "reasoning":
-        return {"role": "assistant", "content": [thinking_block(item)]}
+    if kind == "reasoning":  # with no model named, nothing could replay it: no signature
+        return {"role": "assistant", "content": [{"type": "thinking",
+                                                  "thinking": thinking_text(item)}]}
     if kind in SERVER_ITEMS:
         return {"role": "assistant", "content": [server_block(item, lost)]}
     if kind == "mcp_approval_response":
