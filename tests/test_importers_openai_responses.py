@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sessionctx.changes import ChangeKind
 from sessionctx.cli import main
@@ -392,3 +394,43 @@ def test_repair_notes_the_interrupted_call_after_its_turn(tmp_path: Path) -> Non
     assert after[:2] == items[:2] and len(after) == 3
     assert after[2]["role"] == "user" and "outcome is unknown" in after[2]["content"][0]["text"]
     assert "interrupted_note_added" in [c["kind"] for c in report["changes"]]
+
+
+EXTRA: list[Item] = [
+    {"type": "web_search_call", "id": "ws_1", "status": "completed",
+     "action": {"type": "search", "query": "q"}},
+    {"type": "computer_call", "id": "cu_1", "call_id": "cc_1",
+     "action": {"type": "screenshot"}, "pending_safety_checks": []},
+    {"type": "computer_call_output", "call_id": "cc_1",
+     "output": {"type": "computer_screenshot", "image_url": PNG}},
+    {"type": "item_reference", "id": "msg_1"},
+    {"role": "developer", "content": "Answer in French."},
+]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_any_selection_of_items_keeps_them_all_and_gives_valid_bodies(data: st.DataObject
+                                                                       ) -> None:
+    """Items lost or reordered as a broken run leaves them: every item is kept, and every
+    provider's body is valid."""
+    pool = real_items() + EXTRA
+    picked = data.draw(st.lists(st.integers(0, len(pool) - 1), max_size=30))
+    items = [pool[i] for i in picked]
+    raw = json.dumps({"model": MODEL, "input": items}).encode()
+    from sessionctx.inputs import read_raw
+
+    result = read_raw(raw, "r.json", "openai-responses")
+    kept = [x for r in result.records if isinstance(r.data.get("raw"), list | dict)
+            for x in (r.data["raw"] if isinstance(r.data["raw"], list) else [r.data["raw"]])]
+    assert [x for x in kept if "model" not in x] == items
+    ctx = build_context(result.records)
+    for provider in PROVIDERS:
+        body = build_request(ctx, provider, MODEL if provider.startswith("openai") else None,
+                             options=BuildRequestOptions(placeholder_tools=True)).body
+        found = validate(body, provider)
+        if not body.get("contents", body.get("input", body.get("messages"))):
+            # nothing to send (no item a model reads): the validator rightly says so
+            assert found and found[0].message.endswith("at least one message is required")
+            found = found[1:]
+        assert found == [], provider
