@@ -72,7 +72,24 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
     return None
 
 
+_RESPONSES_SUFFIXES = ("_call", "_output", "_request", "_response", "_tools", "_reference")
+
+
 def _responses_item(obj: dict[str, Any]) -> bool:
+    """Whether a line is a Responses item; the importer's module, which says it exactly, is
+    loaded only for a line shaped like one (a typed call, output or reasoning item, or a
+    message with Responses parts), never for a native file's lines."""
+    kind = obj.get("type")
+    content = obj.get("content")
+    if isinstance(kind, str) and kind != "message":
+        shaped = kind == "reasoning" or kind.endswith(_RESPONSES_SUFFIXES) or (
+            kind == "compaction" and "encrypted_content" in obj)
+    else:
+        shaped = isinstance(content, list) and any(
+            isinstance(p, dict) and isinstance(p.get("type"), str)
+            and p["type"].startswith(("input_", "output_", "refusal")) for p in content)
+    if not shaped:
+        return False
     from sessionctx.importers.openai_responses import is_responses_item
 
     return is_responses_item(obj)
