@@ -304,6 +304,14 @@ def test_other_formats_keep_their_detection(tmp_path: Path) -> None:
     assert detect(CODEX.read_bytes()) == "codex"
 
 
+def test_a_chat_message_among_items_is_reported_not_misread(tmp_path: Path) -> None:
+    items: list[Item] = [*real_items()[:2], {"role": "assistant", "content": None,
+                                             "tool_calls": [{"id": "c", "type": "function"}]}]
+    result = read_input(str(write(tmp_path, "m.json", items)), "openai-responses")
+    assert [p.message for p in result.problems] == ["item 2: not a Responses input item"]
+    assert result.records[-1].kind == CONTEXT and result.records[-1].data["raw"] == items[2]
+
+
 def test_check_reads_it_named_and_detected(tmp_path: Path) -> None:
     path = str(write_jsonl(tmp_path, real_items()))
     for args in (["check", "--json", path], ["check", "--json", "--from", "openai-responses",

@@ -39,6 +39,7 @@ EXPECTED = ("OpenAI Responses input items: a JSON list of them, JSONL with one a
 # Part types only Responses content has: what tells an easy message from a chat message.
 _PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
+_CHAT_KEYS = ("tool_calls", "tool_call_id", "function_call")  # a chat message, not an item
 
 
 def items_of(document: Any) -> list[Any] | None:
@@ -60,7 +61,8 @@ def is_item(obj: Any) -> bool:
         return False
     if "type" in obj:
         return is_in(obj["type"], ITEM_TYPES) and (obj["type"] != "message" or "role" in obj)
-    return is_in(obj.get("role"), _ROLES) and "content" in obj
+    return is_in(obj.get("role"), _ROLES) and "content" in obj and not any(
+        key in obj for key in _CHAT_KEYS)
 
 
 def is_responses_item(obj: Any) -> bool:
