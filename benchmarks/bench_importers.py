@@ -123,6 +123,9 @@ FORMATS: dict[str, Callable[[int], bytes]] = {
     "gemini-cli": lambda n: json.dumps({"sessionId": "s", "messages": _session(
         None, _gemini, n)}).encode(),
     "openai-chat": lambda n: json.dumps(_session(None, _chat, n)).encode(),
+    "openai-responses": lambda n: json.dumps({"model": "gpt-5-codex", "input": [
+        o["payload"] for o in _session(None, _codex, n) if o["type"] == "response_item"]}
+    ).encode(),
 }
 
 
@@ -147,7 +150,7 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=30.0, help="size of each history in MB")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'format':<12} {'size MB':>8} {'import MB/s':>12} {'core MB/s':>10} {'ratio':>7}")
+    print(f"{'format':<16} {'size MB':>8} {'import MB/s':>12} {'core MB/s':>10} {'ratio':>7}")
     for fmt, make in FORMATS.items():
         probe = len(make(50)) / 50
         raw = make(max(1, int(args.mb * 1e6 / probe)))
@@ -158,7 +161,7 @@ def main() -> None:
                           args.repeat)
         mb = len(raw) / 1e6
         import_rate, core_rate = mb / t_import, len(native) / 1e6 / t_core
-        print(f"{fmt:<12} {mb:>8.1f} {import_rate:>12.1f} {core_rate:>10.1f} "
+        print(f"{fmt:<16} {mb:>8.1f} {import_rate:>12.1f} {core_rate:>10.1f} "
               f"{import_rate / core_rate:>7.2f}")
 
 

@@ -328,5 +328,15 @@ def check_input(raw: bytes, pick: Callable[[list[Invocation]], list[Invocation]]
 
 
 def seeds() -> list[bytes]:
-    return [p.read_bytes() for p in seed_files()]
+    return [p.read_bytes() for p in seed_files()] + [responses_seed()]
+
+
+def responses_seed() -> bytes:
+    """A Responses request log holding the real rollout's items (no real file of that shape
+    is among the fixtures)."""
+    rollout = next((FIXTURES / "codex").glob("rollout-*.jsonl"))
+    lines = [json.loads(x) for x in rollout.read_text().splitlines() if x.strip()]
+    items = [o["payload"] for o in lines if o.get("type") == "response_item"]
+    return json.dumps({"model": "gpt-5-codex", "instructions": "Be brief.",
+                       "input": items}).encode()
 

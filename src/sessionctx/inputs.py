@@ -43,6 +43,8 @@ EXPECTED = {
                    "with a messages or history list",
     "anthropic": "one JSON document: a list of Anthropic messages (role user or assistant, "
                  "content a string or typed blocks), or an object with such a messages list",
+    "openai-responses": "OpenAI Responses input items: a JSON list of them, JSONL with one a "
+                        "line, or a request object with an input list",
 }
 
 

@@ -24,6 +24,7 @@ MODULES: dict[str, str] = {
     "gemini-cli": "gemini_cli",
     "openai-chat": "openai_chat",
     "anthropic": "anthropic",
+    "openai-responses": "openai_responses",
 }
 
 

@@ -29,9 +29,12 @@ def detect(raw: bytes, document: Any = None) -> str:
     """The format name of `raw`; NATIVE when nothing more specific fits."""
     if document is not None:
         return _detect_document(document)
+    native = False
     for line in _head_objects(raw):
         fmt = _detect_line(line)
-        if fmt is not None:
+        if fmt == NATIVE and "role" in line and "type" not in line:
+            native = True  # a plain message: Responses items may still follow it
+        elif fmt is not None and not (native and fmt != "openai-responses"):
             return fmt
     return NATIVE
 
@@ -62,13 +65,39 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
         return "claude-code"
     if otype == "message" and "parentId" in obj:
         return "pi"
+    if "payload" not in obj and _responses_item(obj):
+        return "openai-responses"
     if "role" in obj or obj.get("kind") == "context" or otype in ("compaction", "custom"):
         return NATIVE
     return None
 
 
+_RESPONSES_SUFFIXES = ("_call", "_output", "_request", "_response", "_tools", "_reference")
+
+
+def _responses_item(obj: dict[str, Any]) -> bool:
+    """Whether a line is a Responses item; the importer's module, which says it exactly, is
+    loaded only for a line shaped like one (a typed call, output or reasoning item, or a
+    message with Responses parts), never for a native file's lines."""
+    kind = obj.get("type")
+    content = obj.get("content")
+    if isinstance(kind, str) and kind != "message":
+        shaped = kind == "reasoning" or kind.endswith(_RESPONSES_SUFFIXES) or (
+            kind == "compaction" and "encrypted_content" in obj)
+    else:
+        shaped = isinstance(content, list) and any(
+            isinstance(p, dict) and isinstance(p.get("type"), str)
+            and p["type"].startswith(("input_", "output_", "refusal")) for p in content)
+    if not shaped:
+        return False
+    from sessionctx.importers.openai_responses import is_responses_item
+
+    return is_responses_item(obj)
+
+
 def _detect_document(document: Any) -> str:
     from sessionctx.importers import anthropic, gemini_cli, openai_chat  # only documents
+    from sessionctx.importers.openai_responses import is_item_list
 
     if isinstance(document, dict):
         if document.get("type") == "xopc_session_transcript":
@@ -76,12 +105,19 @@ def _detect_document(document: Any) -> str:
         if is_in(document.get("role"), MODEL_ROLES):
             return "pi"
         line_format = _detect_line(document)  # a one-line JSONL file
-        if line_format in ("codex", "claude-code", "pi"):
+        if line_format in ("codex", "claude-code", "pi", "openai-responses"):
             return line_format
+        request_input = document.get("input")
+        if "model" in document and isinstance(request_input, list) and (
+                not request_input or is_item_list(request_input)):
+            return "openai-responses"  # a Responses request log
     if gemini_cli.messages_of(document) is not None:
         return "gemini-cli"
     if anthropic.messages_of(document) is not None:
-        return "anthropic"
+        return "anthropic"  # before Responses: Roo Code keeps Responses reasoning items beside
+        # its Anthropic messages
+    if isinstance(document, list) and is_item_list(document):
+        return "openai-responses"
     items = openai_chat.messages_of(document)
     if items is not None and openai_chat.is_chat_list(items):
         if isinstance(document, list) and _looks_native(items):

@@ -15,7 +15,7 @@ from sessionctx.errors import SessionctxError
 from sessionctx.importers.detect import decode_document
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
-from sessionctx.writeback import claude_code, codex, documents, native, notes
+from sessionctx.writeback import claude_code, documents, native, notes, responses
 from sessionctx.writeback.common import remove_unreadable
 from sessionctx.writeback.edits import Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links
@@ -25,7 +25,8 @@ Planner = Callable[[Lines, ReadResult, Wanted, "notes.NoteMaker | None"], list[F
 
 LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
     "claude-code": (claude_code.plan, notes.claude_code_note),
-    "codex": (codex.plan, notes.codex_note),
+    "codex": (responses.plan, notes.codex_note),
+    "openai-responses": (responses.plan, notes.codex_note),
     "pi": (native.plan, notes.pi_note),
     "native": (native.plan, notes.pi_note),
 }
@@ -62,11 +63,15 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
     ctx = _context(result, leaf)
     document = _document(raw, chosen)
     if document is not None:
-        if chosen not in documents.FORMATS:
+        if chosen == "openai-responses":
+            after, fixes = responses.plan_document(raw, document, wanted(ctx, by_line=False),
+                                                   note_unpaired)
+        elif chosen not in documents.FORMATS:
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
                               "sessions stored as one JSON document")
-        after, fixes = documents.plan(raw, document, chosen, wanted(ctx, by_line=False),
-                                      note_unpaired)
+        else:
+            after, fixes = documents.plan(raw, document, chosen, wanted(ctx, by_line=False),
+                                          note_unpaired)
     else:
         if chosen not in LINE_FORMATS:
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
@@ -114,7 +119,8 @@ def _document(raw: bytes, chosen: str) -> Any:
         return None
     document = decode_document(raw)
     if isinstance(document, list) or (isinstance(document, dict) and (
-            chosen not in LINE_FORMATS or b"\n" in body)):
+            chosen not in LINE_FORMATS or b"\n" in body
+            or (chosen == "openai-responses" and "input" in document))):
         return document
     return None
 
