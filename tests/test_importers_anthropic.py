@@ -336,10 +336,10 @@ def test_cline_xml_tool_text_stays_text() -> None:
 def test_an_unknown_block_is_reported_with_its_item() -> None:
     items = bare()[:2]
     items[1] = {**items[1], "content": [*items[1]["content"],
-                                        {"type": "server_tool_use", "id": "srv"}]}
+                                        {"type": "hologram", "id": "h1"}]}
     result = read(items)
     assert [p.message for p in result.problems] == [
-        "item 1: assistant block of type 'server_tool_use' could not be imported"]
+        "item 1: assistant block of type 'hologram' could not be imported"]
 
 
 def test_cli_check_and_build_with_and_without_from(tmp_path: Path) -> None:

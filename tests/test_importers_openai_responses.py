@@ -40,22 +40,30 @@ def real_items() -> list[Item]:
     return [o["payload"] for o in lines if o["type"] == "response_item"]
 
 
+# What the model writes besides messages: reasoning, calls, and the tools the server ran.
+MODEL_ITEMS = ("reasoning", "function_call", "web_search_call", "file_search_call",
+               "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_list_tools")
+
+
 def expected_counts(items: list[Item]) -> dict[str, int]:
-    """Counts from the raw items: a run of model items is one assistant turn."""
+    """Counts from the raw items: a run of model items is one assistant turn (an easy
+    message, `{role, content}`, has no type)."""
     messages = images = 0
     calls: list[str] = []
     results: list[str] = []
     in_turn = False
     for it in items:
-        model_side = it["type"] in ("reasoning", "function_call") or (
-            it["type"] == "message" and it["role"] == "assistant")
+        kind = it.get("type", "message")
+        model_side = kind in MODEL_ITEMS or (kind == "message" and it["role"] == "assistant")
         messages += not (model_side and in_turn)
         in_turn = model_side
-        if it["type"] == "function_call":
+        if kind == "function_call":
             calls.append(it["call_id"])
-        if it["type"] == "function_call_output":
+        if kind == "function_call_output":
             results.append(it["call_id"])
-        images += sum(p["type"] == "input_image" for p in it.get("content") or [])
+        content = it.get("content")
+        if isinstance(content, list):
+            images += sum(p["type"] == "input_image" for p in content)
     return {"messages": messages, "calls": len(calls), "results": len(results),
             "images": images, "unpaired": len(set(calls) - set(results))}
 

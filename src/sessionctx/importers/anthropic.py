@@ -5,6 +5,9 @@ system_prompt}`).
 
 `tool_use` blocks become toolCall blocks and each `tool_result` a toolResult message;
 `thinking` keeps its signature, `redacted_thinking` its data; base64 images and documents stay.
+A tool Anthropic's server ran within the turn (web search, web fetch, code execution, MCP
+connector) keeps its call and result in the assistant message: both become text, as a Responses
+server item does, so they reach every provider and dangle nowhere.
 What an agent stores beside the Messages shape is read as that agent sends it:
 
 - Roo Code condenses and truncates without deleting: what its `getEffectiveApiHistory` leaves
@@ -31,6 +34,7 @@ from sessionctx.importers.common import (
     finish,
     is_in,
     message_record,
+    server_block,
     text_block,
 )
 from sessionctx.records import Problem, Progress, ReadResult, Record
@@ -144,6 +148,9 @@ def assistant_block(block: Any, lost: list[str]) -> Obj | None:
     if btype == "redacted_thinking":
         return {"type": "thinking", "thinking": "", "thinkingSignature": block.get("data", ""),
                 "redacted": True}
+    if btype in ("server_tool_use", "mcp_tool_use") or (
+            isinstance(btype, str) and btype.endswith("_tool_result")):
+        return server_block(block, lost)  # run and answered by the server, in this turn
     if btype == "tool_use":
         call: Obj = {"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
                      "arguments": block.get("input") if block.get("input") is not None else {}}

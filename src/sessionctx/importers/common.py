@@ -7,6 +7,7 @@ A source line that never reaches the model becomes a context row keeping the who
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
@@ -72,6 +73,35 @@ def data_url_image(url: Any) -> Obj | None:
         return None
     head, data = url[5:].split(";base64,", 1)
     return {"type": "image", "data": data, "mimeType": head or "image/png"}
+
+
+# Fields of a server-run item not repeated in its text: how it is named, and bulky binary or
+# opaque results.
+_NOT_IN_TEXT = frozenset({"type", "id", "status", "result", "encrypted_content"})
+
+
+def server_block(item: Obj, lost: list[str]) -> Obj:
+    """A tool call the provider's server ran and answered itself (a Responses server item, an
+    Anthropic server tool block) as text: its type and id, then what it held, so it reaches
+    every provider and never reads as a dangling call. Opaque `encrypted_content` is left out
+    at any depth (search results carry it), and a generated image is named in `lost`, as no
+    provider takes an image from the model."""
+    kind = str(item.get("type", ""))
+    fields = {k: _readable(v) for k, v in item.items() if k not in _NOT_IN_TEXT}
+    if kind == "image_generation_call" and item.get("result"):
+        lost.append(f"the image of {kind} {item.get('id', '')}")
+        fields["result"] = "an image"
+    head = " ".join(str(x) for x in (kind, item.get("id"), item.get("status")) if x)
+    body = json.dumps(fields, ensure_ascii=False) if fields else ""
+    return text_block(f"[{head}] {body}".rstrip() + "\n")
+
+
+def _readable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _readable(v) for k, v in value.items() if k != "encrypted_content"}
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    return value
 
 
 def parse_arguments(arguments: Any) -> Any:

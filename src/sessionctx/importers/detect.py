@@ -109,7 +109,7 @@ def _detect_document(document: Any) -> str:
             return line_format
         request_input = document.get("input")
         if "model" in document and isinstance(request_input, list) and (
-                not request_input or is_item_list(request_input)):
+                not request_input or is_item_list(request_input, evident=False)):
             return "openai-responses"  # a Responses request log
     if gemini_cli.messages_of(document) is not None:
         return "gemini-cli"

@@ -79,11 +79,13 @@ def is_responses_item(obj: Any) -> bool:
         isinstance(p, dict) and is_in(p.get("type"), _PART_TYPES) for p in content)
 
 
-def is_item_list(items: list[Any]) -> bool:
-    """A list every object of which is an item, one at least only a Responses item."""
+def is_item_list(items: list[Any], evident: bool = True) -> bool:
+    """A list every object of which is an item, one at least only a Responses item. Without
+    `evident` (a request's `input`, which its key already tells), items alone suffice: a
+    request whose input is plain messages is a Responses request too."""
     dicts = [i for i in items if isinstance(i, dict)]
-    return bool(dicts) and all(is_item(i) for i in dicts) and any(
-        is_responses_item(i) for i in dicts)
+    return bool(dicts) and all(is_item(i) for i in dicts) and (not evident or any(
+        is_responses_item(i) for i in dicts))
 
 
 def read(raw: bytes, path: str | None, document: Any = None,

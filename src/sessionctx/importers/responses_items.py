@@ -27,6 +27,7 @@ from sessionctx.importers.common import (
     data_url_image,
     is_in,
     parse_arguments,
+    server_block,
     text_block,
 )
 
@@ -54,8 +55,6 @@ OPAQUE_ITEMS = frozenset({"item_reference", "compaction", "compaction_trigger",
 ITEM_TYPES = frozenset({"message", "reasoning", "mcp_approval_response", *CALLS, *OUTPUTS,
                         *SERVER_ITEMS, *OPAQUE_ITEMS})
 INPUT_ROLES = frozenset({"user", "system", "developer"})
-# Fields of a server item not repeated in its text: how it is named, and bulky binary results.
-_NOT_IN_TEXT = frozenset({"type", "id", "status", "result", "encrypted_content"})
 # The tool a call of a kind with no `name` field stands for.
 _TOOL_NAMES = {"computer_call": "computer", "local_shell_call": "local_shell",
                "shell_call": "shell", "apply_patch_call": "apply_patch",
@@ -211,19 +210,6 @@ def thinking_block(item: Obj) -> Obj:
     """Reasoning as a thinking block, the item itself as its signature (to replay it)."""
     return {"type": "thinking", "thinking": thinking_text(item),
             "thinkingSignature": json.dumps(item, ensure_ascii=False)}
-
-
-def server_block(item: Obj, lost: list[str]) -> Obj:
-    """A server-run item as text: its type and id, then what it held (a generated image is
-    named in `lost`, as no provider takes an image from the model)."""
-    kind = item_type(item)
-    fields = {k: v for k, v in item.items() if k not in _NOT_IN_TEXT}
-    if kind == "image_generation_call" and item.get("result"):
-        lost.append(f"the image of {kind} {item.get('id', '')}")
-        fields["result"] = "an image"
-    head = " ".join(str(x) for x in (kind, item.get("id"), item.get("status")) if x)
-    body = json.dumps(fields, ensure_ascii=False) if fields else ""
-    return text_block(f"[{head}] {body}".rstrip() + "\n")
 
 
 def item_message(item: Obj, lost: list[str]) -> Obj | None:

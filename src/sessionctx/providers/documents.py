@@ -60,8 +60,19 @@ def _from_data_url(url: Any, name: Any) -> dict[str, Any] | None:
         return None
     if url.startswith("data:") and ";base64," in url:
         head, data = url[5:].split(";base64,", 1)
+        if head == TEXT:  # a text file is sent as text where a provider takes it
+            text = _utf8(data)
+            if text is not None:
+                return _native(None, text, TEXT, name)
         return _native(data, None, head or None, name)
     return _native(url, None, None, name)  # Responses also takes the bare base64
+
+
+def _utf8(data: str) -> str | None:
+    try:
+        return base64.b64decode(data, validate=True).decode()
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _native(data: Any, text: Any, mime: Any, name: Any) -> dict[str, Any] | None:

@@ -1,0 +1,293 @@
+"""Real recorded API requests (pydantic-ai's VCR cassettes, origins in fixtures/SOURCES.md): the
+body of every recorded OpenAI Responses and Anthropic Messages request, exactly as sent, read
+as a request log and as its bare `input` or `messages` list, auto-detected and named. Counts are
+computed here from the raw JSON, and every provider body built from them must validate."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sessionctx.changes import ChangeKind
+from sessionctx.context import Context, build_context
+from sessionctx.importers.detect import decode_document, detect
+from sessionctx.inputs import read_input
+from sessionctx.providers import BuildRequestOptions, build_request, validate
+from sessionctx.records import MESSAGE, ReadResult
+from tests.conftest import FIXTURES
+from tests.test_importers_anthropic import assert_every_body_valid, counts, raw_counts
+from tests.test_importers_fixtures import imported_counts
+from tests.test_importers_openai_responses import (
+    MODEL_ITEMS,
+    assert_valid_bodies,
+    expected_counts,
+)
+
+Obj = dict[str, Any]
+RESPONSES = sorted((FIXTURES / "openai-responses").glob("*.yaml"))
+ANTHROPIC = sorted((FIXTURES / "anthropic").glob("*.yaml"))
+
+
+def recorded_bodies(path: Path) -> list[Obj]:
+    """The JSON body of each recorded request, as it was sent (a download has none)."""
+    cassette = yaml.safe_load(path.read_text())
+    bodies: list[Obj] = []
+    for interaction in cassette["interactions"]:
+        request = interaction["request"]
+        body = request.get("parsed_body")
+        if body is None and request.get("body"):
+            body = json.loads(request["body"])
+        if isinstance(body, dict):
+            bodies.append(body)
+    return bodies
+
+
+def cases(paths: list[Path]) -> list[Any]:
+    return [pytest.param(p, n, id=f"{p.stem}-{n}") for p in paths
+            for n in range(len(recorded_bodies(p)))]
+
+
+def last(paths: list[Path]) -> list[Any]:
+    """The final request of each recording: the one that carries the whole history."""
+    return [pytest.param(p, id=p.stem) for p in paths]
+
+
+def write(tmp_path: Path, name: str, value: Any) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(value))
+    return path
+
+
+def read_both(path: Path, fmt: str) -> ReadResult:
+    """The file read auto-detected and named: the same format, the same records."""
+    named = read_input(str(path), fmt)
+    assert not named.problems, [str(p) for p in named.problems]
+    auto = read_input(str(path))
+    if auto.format == fmt:
+        assert [r.view for r in auto.records] == [r.view for r in named.records]
+    return named
+
+
+def thinking_blocks(records: ReadResult) -> list[Obj]:
+    return [b for r in records.records if r.kind == MESSAGE
+            for b in r.view["content"] if isinstance(b, dict) and b["type"] == "thinking"]
+
+
+def assert_clean(ctx: Context) -> None:
+    assert ctx.pending_calls == []
+    assert not [c for c in ctx.changes if c.kind.is_repair]
+
+
+# -- OpenAI Responses ----------------------------------------------------------------------------
+
+def responses_body(path: Path, n: int = -1) -> Obj:
+    return recorded_bodies(path)[n]
+
+
+@pytest.mark.parametrize("shape", ["request", "input"])
+@pytest.mark.parametrize(("path", "n"), cases(RESPONSES))
+def test_recorded_responses_requests(tmp_path: Path, path: Path, n: int, shape: str) -> None:
+    body = responses_body(path, n)
+    items = body["input"]
+    value = body if shape == "request" else items
+    result = read_both(write(tmp_path, f"{shape}.json", value), "openai-responses")
+    want = expected_counts(items)
+    if shape == "request" and body.get("instructions"):
+        want["messages"] += 1  # the instructions, as the system message
+    assert imported_counts(result.records) == want
+    assert len(thinking_blocks(result)) == sum(i.get("type") == "reasoning" for i in items)
+    ctx = build_context(result.records)
+    assert_clean(ctx)
+    assert_valid_bodies(ctx)
+
+
+@pytest.mark.parametrize(("path", "n"), cases(RESPONSES))
+def test_every_recorded_responses_request_is_detected(path: Path, n: int) -> None:
+    raw = json.dumps(responses_body(path, n)).encode()
+    assert detect(raw, decode_document(raw)) == "openai-responses"  # plain input messages too
+
+
+@pytest.mark.parametrize("path", last(RESPONSES))
+def test_a_recorded_input_list_is_detected(path: Path) -> None:
+    raw = json.dumps(responses_body(path)["input"]).encode()
+    assert detect(raw, decode_document(raw)) == "openai-responses"
+
+
+def test_the_recordings_hold_what_they_are_kept_for() -> None:
+    kinds = {i.get("type", "message") for p in RESPONSES for i in responses_body(p)["input"]}
+    assert {"reasoning", "function_call", "function_call_output", "web_search_call",
+            "mcp_call", "mcp_list_tools", "code_interpreter_call"} <= kinds
+    reasoning = [i for p in RESPONSES for i in responses_body(p)["input"]
+                 if i.get("type") == "reasoning"]
+    assert len(reasoning) == 8 and all(r["id"] and r["encrypted_content"] for r in reasoning)
+
+
+def leading_reasoning(items: list[Obj]) -> list[Obj]:
+    """The reasoning items that open a run of model items (one turn), counted from the raw
+    items: what may go back first in its turn."""
+    out: list[Obj] = []
+    in_turn = opening = False
+    for it in items:
+        kind = it.get("type", "message")
+        if not (kind in MODEL_ITEMS or (kind == "message" and it["role"] == "assistant")):
+            in_turn = False
+            continue
+        if not in_turn:
+            in_turn = opening = True
+        if kind != "reasoning":
+            opening = False
+        elif opening:
+            out.append(it)
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p in RESPONSES if any(
+    i.get("type") == "reasoning" for i in responses_body(p)["input"])], ids=lambda p: p.stem)
+def test_the_same_model_gets_the_recorded_reasoning_back(tmp_path: Path, path: Path) -> None:
+    """Reasoning that opens its turn goes back with its id and encrypted_content; reasoning
+    after a server-run item (sent as text) would not come first in its turn: dropped, and
+    the change says so."""
+    body = responses_body(path)
+    stored = [i for i in body["input"] if i.get("type") == "reasoning"]
+    leading = leading_reasoning(body["input"])
+    ctx = build_context(read_input(str(write(tmp_path, "r.json", body))).records)
+    req = build_request(ctx, "openai-responses", body["model"])
+    sent = [i for i in req.body["input"] if i["type"] == "reasoning"]
+    assert [(i["id"], i["encrypted_content"]) for i in sent] == [
+        (r["id"], r["encrypted_content"]) for r in leading]
+    dropped = [c for c in req.changes if c.kind == ChangeKind.THINKING_DROPPED]
+    assert sum(c.detail.get("count", 1) for c in dropped) == len(stored) - len(leading)
+    assert all(c.reason.endswith("it would not come first in its turn") for c in dropped)
+    assert validate(req.body, "openai-responses", body["model"]) == []
+    other = build_request(ctx, "openai-responses", "gpt-4.1")
+    assert not [i for i in other.body["input"] if i["type"] == "reasoning"]
+    assert ChangeKind.THINKING_DROPPED in [c.kind for c in other.changes]
+
+
+def test_most_recorded_reasoning_opens_its_turn() -> None:
+    stored = [i for p in RESPONSES for i in responses_body(p)["input"]
+              if i.get("type") == "reasoning"]
+    leading = [i for p in RESPONSES for i in leading_reasoning(responses_body(p)["input"])]
+    assert (len(stored), len(leading)) == (8, 4)
+
+
+def test_server_run_items_reach_other_providers_as_text(tmp_path: Path) -> None:
+    path = FIXTURES / "openai-responses" / "test_openai_responses_model_mcp_server_tool.yaml"
+    body = responses_body(path)
+    call = next(i for i in body["input"] if i.get("type") == "mcp_call")
+    ctx = build_context(read_input(str(write(tmp_path, "r.json", body))).records)
+    sent = json.dumps(build_request(ctx, "anthropic").body)
+    assert f"mcp_call {call['id']}" in sent and "ask_question" in sent
+
+
+def test_a_recorded_text_file_goes_as_text(tmp_path: Path) -> None:
+    path = FIXTURES / "openai-responses" / "test_openai_responses_text_document_url_input.yaml"
+    body = responses_body(path)
+    part = next(p for p in body["input"][0]["content"] if p["type"] == "input_file")
+    text = base64.b64decode(part["file_data"].split(";base64,", 1)[1]).decode()
+    ctx = build_context(read_input(str(write(tmp_path, "r.json", body))).records)
+    for provider in ("anthropic", "openai-chat", "gemini"):
+        req = build_request(ctx, provider)
+        assert text.splitlines()[0] in json.dumps(req.body, ensure_ascii=False), provider
+        assert validate(req.body, provider) == [], provider
+
+
+# -- Anthropic Messages --------------------------------------------------------------------------
+
+def anthropic_body(path: Path, n: int = -1) -> Obj:
+    return recorded_bodies(path)[n]
+
+
+@pytest.mark.parametrize("shape", ["request", "messages"])
+@pytest.mark.parametrize(("path", "n"), cases(ANTHROPIC))
+def test_recorded_anthropic_requests(tmp_path: Path, path: Path, n: int, shape: str) -> None:
+    body = anthropic_body(path, n)
+    value = body if shape == "request" else body["messages"]
+    result = read_both(write(tmp_path, f"{shape}.json", value), "anthropic")
+    assert counts(result) == raw_counts(body["messages"])
+    assert_clean(build_context(result.records))
+    assert_every_body_valid(result, body["model"])
+
+
+@pytest.mark.parametrize("shape", ["request", "messages"])
+@pytest.mark.parametrize("path", last(ANTHROPIC))
+def test_a_recorded_anthropic_history_is_detected(path: Path, shape: str) -> None:
+    body = anthropic_body(path)
+    raw = json.dumps(body if shape == "request" else body["messages"]).encode()
+    assert detect(raw, decode_document(raw)) == "anthropic"
+
+
+def test_the_anthropic_recordings_hold_what_they_are_kept_for() -> None:
+    blocks = [b for p in ANTHROPIC for m in anthropic_body(p)["messages"]
+              if isinstance(m["content"], list) for b in m["content"]]
+    kinds = {b["type"] for b in blocks}
+    assert {"thinking", "redacted_thinking", "tool_use", "tool_result", "image",
+            "server_tool_use", "web_search_tool_result", "mcp_tool_use",
+            "mcp_tool_result"} <= kinds
+    assert all(b["signature"] for b in blocks if b["type"] == "thinking")
+
+
+@pytest.mark.parametrize("path", [p for p in ANTHROPIC if raw_counts(
+    anthropic_body(p)["messages"])["thinking"]], ids=lambda p: p.stem)
+def test_the_same_model_gets_the_recorded_thinking_back(tmp_path: Path, path: Path) -> None:
+    body = anthropic_body(path)
+    stored = [b.get("signature", b.get("data")) for m in body["messages"]
+              if m["role"] == "assistant" for b in m["content"]
+              if b["type"] in ("thinking", "redacted_thinking")]
+    ctx = build_context(read_input(str(write(tmp_path, "r.json", body))).records)
+    req = build_request(ctx, "anthropic", body["model"],
+                        options=BuildRequestOptions(placeholder_tools=True))
+    sent = [b.get("signature", b.get("data")) for m in req.body["messages"]
+            if m["role"] == "assistant" for b in m["content"]
+            if b["type"] in ("thinking", "redacted_thinking")]
+    assert sent == stored
+    assert validate(req.body, "anthropic", body["model"]) == []
+
+
+def test_server_tool_blocks_become_text_without_their_encrypted_content(
+        tmp_path: Path) -> None:
+    path = FIXTURES / "anthropic" / "test_anthropic_web_search_tool.yaml"
+    body = anthropic_body(path)
+    use = next(b for m in body["messages"] if m["role"] == "assistant" for b in m["content"]
+               if b["type"] == "server_tool_use")
+    found = next(b for m in body["messages"] if m["role"] == "assistant" for b in m["content"]
+                 if b["type"] == "web_search_tool_result")
+    ctx = build_context(read_input(str(write(tmp_path, "r.json", body))).records)
+    text = "".join(b.get("text", "") for m in ctx.messages if m["role"] == "assistant"
+                   for b in m["content"])
+    assert f"[server_tool_use {use['id']}]" in text and use["input"]["query"] in text
+    assert "[web_search_tool_result]" in text and found["content"][0]["url"] in text
+    assert "encrypted_content" not in text and found["content"][0]["encrypted_content"] not in text
+    assert_clean(ctx)
+
+
+# -- variants ------------------------------------------------------------------------------------
+
+def test_a_recorded_request_cut_after_its_call_has_a_pending_call(tmp_path: Path) -> None:
+    path = FIXTURES / "openai-responses" / "test_openai_responses_thinking_with_tool_calls.yaml"
+    body = responses_body(path)
+    cut = [i for i in body["input"] if i.get("type") != "function_call_output"]
+    calls = [i["call_id"] for i in cut if i.get("type") == "function_call"]
+    ctx = build_context(read_input(str(write(tmp_path, "r.json", {**body, "input": cut}))).records)
+    assert [str(p.id).split("|")[0] for p in ctx.pending_calls] == calls  # call_id|item id
+    assert_valid_bodies(ctx, sdk=False)
+
+
+def test_recorded_messages_cut_after_their_calls_have_pending_calls(tmp_path: Path) -> None:
+    body = anthropic_body(FIXTURES / "anthropic" / "test_multiple_parallel_tool_calls.yaml")
+    cut = body["messages"][:-1]  # the user message that holds the four results
+    calls = [b["id"] for b in cut[-1]["content"] if b["type"] == "tool_use"]
+    result = read_input(str(write(tmp_path, "m.json", {**body, "messages": cut})))
+    assert [p.id for p in build_context(result.records).pending_calls] == calls
+    assert len(calls) == 4
+    assert_every_body_valid(result, body["model"])
+
+
+def test_an_embeddings_request_is_not_a_responses_request() -> None:
+    raw = json.dumps({"model": "text-embedding-3-small", "input": ["a", "b"]}).encode()
+    assert detect(raw, decode_document(raw)) != "openai-responses"
