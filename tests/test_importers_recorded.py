@@ -15,6 +15,7 @@ import yaml
 
 from sessionctx.changes import ChangeKind
 from sessionctx.context import Context, build_context
+from sessionctx.importers.common import server_block
 from sessionctx.importers.detect import decode_document, detect
 from sessionctx.inputs import read_input
 from sessionctx.providers import BuildRequestOptions, build_request, validate
@@ -291,3 +292,17 @@ def test_recorded_messages_cut_after_their_calls_have_pending_calls(tmp_path: Pa
 def test_an_embeddings_request_is_not_a_responses_request() -> None:
     raw = json.dumps({"model": "text-embedding-3-small", "input": ["a", "b"]}).encode()
     assert detect(raw, decode_document(raw)) != "openai-responses"
+
+
+def test_a_server_run_item_as_text_leaves_out_what_no_model_reads() -> None:
+    lost: list[str] = []
+    search = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+        {"type": "web_search_result", "url": "https://a.example", "encrypted_content": "Eq=="}]}
+    assert server_block(search, lost)["text"] == (
+        '[web_search_tool_result] {"tool_use_id": "srvtoolu_1", "content": [{"type": '
+        '"web_search_result", "url": "https://a.example"}]}\n')
+    image = {"type": "image_generation_call", "id": "ig_1", "status": "completed",
+             "result": "iVBORw0KGgo="}
+    assert server_block(image, lost)["text"] == (
+        '[image_generation_call ig_1 completed] {"result": "an image"}\n')
+    assert lost == ["the image of image_generation_call ig_1"]

@@ -119,10 +119,10 @@ def test_claude_compact_boundary_becomes_a_checkpoint() -> None:
 def test_claude_unknown_block_is_reported_with_its_line() -> None:
     objs = lines(CLAUDE)
     entry = next(o for o in objs if o.get("type") == "assistant")
-    entry["message"]["content"].append({"type": "server_tool_use", "id": "srv"})
+    entry["message"]["content"].append({"type": "hologram", "id": "h1"})
     result = imported(objs)
     assert [p.line for p in result.problems] == [objs.index(entry) + 1]
-    assert "server_tool_use" in result.problems[0].message
+    assert "hologram" in result.problems[0].message
 
 
 # -- Codex ------------------------------------------------------------------------------------
