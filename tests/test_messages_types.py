@@ -4,6 +4,7 @@ TypedDict, and every key the TypedDict requires is there."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,13 +13,12 @@ import pytest
 
 from sessionctx import messages
 from sessionctx.context import build_context
-from sessionctx.inputs import read_input
+from sessionctx.inputs import read_input, read_raw
 from sessionctx.providers import PROVIDERS, policies
 from sessionctx.providers.capabilities import capability
 from sessionctx.providers.policies.turns import ITEM_ID, RawBlock, ResultBlock
-from tests.conftest import assistant, recs, result, text, user
-
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.conftest import FIXTURES, assistant, recs, result, text, user
+from tests.test_importers_recorded import recorded_bodies
 
 MESSAGE_SHAPES: dict[str, Any] = {
     "user": messages.UserMessage, "system": messages.SystemMessage,
@@ -29,8 +29,17 @@ BLOCK_SHAPES: dict[str, Any] = {
     "toolCall": messages.CallBlock}
 TURN_BLOCK_SHAPES: dict[str, Any] = {**BLOCK_SHAPES, "toolResult": ResultBlock, "raw": RawBlock}
 
-FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix != ".md"
-                       and not p.name.startswith("LICENSE"))
+FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file()
+                       and p.suffix not in (".md", ".yaml") and not p.name.startswith("LICENSE"))
+# Recorded API traffic: the session is the body of the last request each recording holds.
+RECORDINGS = sorted(FIXTURES.rglob("*.yaml"))
+
+
+def fixture_context(path: Path) -> list[dict[str, Any]]:
+    if path.suffix == ".yaml":
+        body = json.dumps(recorded_bodies(path)[-1]).encode()
+        return build_context(read_raw(body, path.name, "auto").records).messages
+    return build_context(read_input(str(path)).records).messages
 
 # What the fixtures lack: a redacted and a signed thinking block, a Responses call id with its
 # item id, a Gemini call signature, a document; from `api` and `model`, so that a target of the
@@ -88,18 +97,19 @@ def turn_problems(turns: list[policies.Turn], label: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+@pytest.mark.parametrize("path", FIXTURE_FILES + RECORDINGS,
+                         ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_fixture_contexts_carry_only_declared_keys(path: Path) -> None:
-    ctx = build_context(read_input(str(path)).records)
-    assert ctx.messages
-    assert message_problems(ctx.messages, path.name) == []
+    messages = fixture_context(path)
+    assert messages
+    assert message_problems(messages, path.name) == []
 
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 @pytest.mark.parametrize("repair", [True, False])
 def test_turn_blocks_carry_only_declared_keys(provider: str, repair: bool) -> None:
     cap, model = capability(provider)
-    contexts = [build_context(read_input(str(p)).records).messages for p in FIXTURE_FILES]
+    contexts = [fixture_context(p) for p in FIXTURE_FILES + RECORDINGS]
     own = build_context(recs(*signed(next(iter(cap.thinking_apis), "?"), model))).messages
     for msgs in [*contexts, own]:
         prep = policies.prepare(msgs, None, cap, model, repair=repair)
