@@ -237,9 +237,15 @@ class Reader:
 
     def _other(self, block: Block, kind: Any, i: int, assistant: bool,
                result: Block | None) -> Block | None:
-        if assistant and kind in CALL_BLOCK_TYPES:
-            return self._call(block, block.get("name"),
-                              block.get("arguments", block.get("input")), i)
+        if assistant:
+            if kind == "thinking":
+                if self._foreign():
+                    return self._foreign_thinking(block)
+                self.reasoning.add(i)
+                return canonical_thinking(block)
+            if kind in CALL_BLOCK_TYPES:
+                return self._call(block, block.get("name"),
+                                  block.get("arguments", block.get("input")), i)
         if kind == "image":
             data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
             if isinstance(data, str) and isinstance(mime, str):
@@ -251,11 +257,6 @@ class Reader:
             if doc is not None:
                 self.documents.append((doc, i, result, assistant))
                 return doc
-        elif assistant and kind == "thinking":
-            if self._foreign():
-                return self._foreign_thinking(block)
-            self.reasoning.add(i)
-            return canonical_thinking(block)
         if not self.repair:
             return {"type": RAW, "block": block}
         text = block.get("text")
@@ -337,9 +338,13 @@ class Reader:
 
     def _open(self, call_id: str, name: str, i: int) -> str:
         """The id the call goes out with, opened with its name for the results that follow."""
-        if call_id in self.seen or call_id in self.used or \
-                len(call_id) > self.cap.id_max_len or not self.id_fits(call_id):
+        if call_id in self.seen:
             wire = self._wire_id(call_id, i)
+        elif call_id in self.used or len(call_id) > self.cap.id_max_len or \
+                not self.id_fits(call_id):
+            self.seen.add(call_id)
+            wire = self._rewritten(call_id, rewritten_id(call_id, self.cap.id_max_len,
+                                                         self.used), i)
         else:
             wire = call_id
             self.seen.add(call_id)
@@ -361,16 +366,17 @@ class Reader:
         return new
 
     def _wire_id(self, call_id: str, i: int) -> str:
-        """The id for a reused call id or one that does not fit the provider."""
-        unique = call_id
-        if call_id in self.seen:
-            n = self.renamed.get(call_id, 1) + 1
-            self.renamed[call_id] = n
-            unique = f"{call_id}_{n}"
-            self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
-                          old=call_id, new=unique)
-        self.seen.add(call_id)
-        wire = id_map_entry(unique, self.id_fits, self.cap.id_max_len, self.used)
+        """The id for a reused call id."""
+        n = self.renamed.get(call_id, 1) + 1
+        self.renamed[call_id] = n
+        unique = f"{call_id}_{n}"
+        self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
+                      old=call_id, new=unique)
+        return self._rewritten(unique, id_map_entry(unique, self.id_fits, self.cap.id_max_len,
+                                                    self.used), i)
+
+    def _rewritten(self, unique: str, wire: str, i: int) -> str:
+        """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
         if wire != unique:
             self.prep.log(ID_REWRITTEN, self.id_reason, i, old=unique, new=wire)
         self.used.add(wire)
@@ -440,6 +446,11 @@ def id_map_entry(original: str, fits: Callable[[str], object], max_len: int,
     distinct from `used`."""
     if fits(original) and len(original) <= max_len and original not in used:
         return original
+    return rewritten_id(original, max_len, used)
+
+
+def rewritten_id(original: str, max_len: int, used: set[str]) -> str:
+    """`id_map_entry` for an id known not to fit or to be taken."""
     base = SAFE_CHARS.sub("_", original) or "call"
     if len(base) <= max_len and base not in used:
         return base
