@@ -163,8 +163,9 @@ class Reader:
             self.regular = False
         return turns
 
-    def _content(self, content: Any, i: int, result: Block | None) -> list[Block]:
-        """User, system or result content; a list of non-blank text blocks is kept as it is."""
+    def _content(self, content: Any, i: int, result: Block | None,
+                 assistant: bool = False) -> list[Block]:
+        """A message's content; a list of non-blank text blocks is kept as it is."""
         if isinstance(content, list):
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "text":
@@ -178,14 +179,12 @@ class Reader:
             content = [content]
         else:
             return []
-        return self._blocks(content, i, False, result)
+        return self._blocks(content, i, assistant, result)
 
     def _assistant(self, message: Message, i: int) -> list[Block]:
         content = message.get("content")
-        if isinstance(content, str):
-            content = [content]
         self.message, self.foreign = message, None
-        blocks = self._blocks(content, i, True, None) if isinstance(content, list) else []
+        blocks = self._content(content, i, None, True)
         if self.thinking_dropped or self.thinking_converted:
             log_thinking(self.prep, i, string(message.get("api")),
                          string(message.get("model")), self.cap, self.model,
@@ -193,6 +192,8 @@ class Reader:
             self.thinking_dropped = self.thinking_converted = 0
         tool_calls = message.get("tool_calls")
         if isinstance(tool_calls, list):
+            if blocks is content:
+                blocks = list(blocks)  # the stored list is never modified
             for item in tool_calls:
                 if isinstance(item, dict):
                     function = item.get("function")
