@@ -655,3 +655,15 @@ def test_image_repairs_leave_the_stored_messages_as_they_were(provider: str) -> 
     before = copy.deepcopy(msgs)
     build_from_messages(msgs, None, provider)
     assert msgs == before
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_stored_text_list_is_sent_without_being_modified(provider: str) -> None:
+    said = [{"type": "text", "text": "Running it."}]
+    stored = {"role": "assistant", "content": said,
+              "tool_calls": [{"id": "c1", "type": "function",
+                              "function": {"name": "bash", "arguments": "{}"}}]}
+    before = copy.deepcopy(stored)
+    body, _ = build(provider, user("go"), stored, result("c1", "done"), user("thanks"))
+    assert stored == before and stored["content"] is said and len(said) == 1
+    assert "c1" in json.dumps(body)

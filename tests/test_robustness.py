@@ -138,3 +138,28 @@ def test_millions_of_bad_lines_list_a_thousand_and_count_the_rest() -> None:
     assert len(result.problems) == MAX_LISTED_PROBLEMS + 1
     assert str(result.problems[-1]) == (
         "bad.jsonl: ... and 500 more problem(s) like these, not listed")
+
+
+def test_json_lines_are_measured_for_nesting_one_line_at_a_time() -> None:
+    # many lines, together far over the limit in brackets, none nesting deeper than it
+    wide = {"role": "user", "content": [{"type": "text", "text": "[{" * 200}] * 3}
+    deep = {"role": "user", "content": "x", "extra": fuzzing.deep_value(decoding.MAX_DEPTH - 2)}
+    lines = [wide] * 50 + [deep] * 3 + [wide] * 50
+    raw = "".join(json.dumps(o) + "\n" for o in lines).encode()
+    result = read_bytes(raw, "wide.jsonl")
+    assert not result.problems and len(result.records) == len(lines)
+    # one line over the limit among them is refused on its own line, the others are read
+    lines[60] = {"role": "user", "content": "x",
+                 "extra": fuzzing.deep_value(decoding.MAX_DEPTH + 1)}
+    raw = "".join(json.dumps(o) + "\n" for o in lines).encode()
+    result = read_bytes(raw, "deep.jsonl")
+    assert [(p.line, "deeper than 256" in p.message) for p in result.problems] == [(61, True)]
+    assert len(result.records) == len(lines) - 1
+
+
+def test_a_file_that_is_not_one_json_text_is_told_apart_without_a_reason() -> None:
+    assert decoding.decode_or_none(b'{"a": 1}\n{"b": 2}\n') is None
+    assert decoding.decode_or_none(b'{"a": NaN}') is None
+    assert decoding.decode_or_none(
+        json.dumps(fuzzing.deep_value(decoding.MAX_DEPTH + 1)).encode()) is None
+    assert decoding.decode_or_none(b'[{"a": 1}]') == [{"a": 1}]

@@ -26,6 +26,7 @@ MAX_DEPTH = 256
 _decoder = msgspec.json.Decoder()
 _encode = msgspec.json.encode
 _NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
+_NOT_OPENING_OR_NEWLINE = bytes(range(256)).translate(None, b"[{\n")
 _STRING = re.compile(rb'"[^"]*"')
 _PAIR = re.compile(rb"\[\]|\{\}")
 _NAN = re.compile(rb"(?<![\w\"])-?(?:NaN|Infinity)(?![\w\"])")
@@ -45,12 +46,29 @@ class Malformed(ValueError):
 def decode(data: bytes | memoryview) -> Any:
     """The value of one JSON text; Malformed with the reason when it is not one we accept."""
     try:
-        value = _decoder.decode(data)
-    except RecursionError:
-        raise Malformed(_too_deep()) from None
+        return _accepted(data)
     except msgspec.DecodeError as exc:
         reason, nonfinite = _reason(bytes(data), exc)
         raise Malformed(reason, nonfinite=nonfinite) from None
+
+
+def decode_or_none(data: bytes | memoryview) -> Any:
+    """`decode`'s value, or None where it refuses the text, without working out why: for
+    asking whether a whole file is one JSON text, where the reason for a JSONL file would be
+    looked for in all of it."""
+    try:
+        return _accepted(data)
+    except (msgspec.DecodeError, Malformed):
+        return None
+
+
+def _accepted(data: bytes | memoryview) -> Any:
+    """The value of one JSON text; the decoder's error when it is not one, Malformed when it
+    nests too deep."""
+    try:
+        value = _decoder.decode(data)
+    except RecursionError:
+        raise Malformed(_too_deep()) from None
     if _nesting_exceeds(bytes(data) if isinstance(data, memoryview) else data):
         raise Malformed(_too_deep())
     return value
@@ -66,7 +84,7 @@ def decode_lines(data: memoryview, count: int) -> list[Any] | None:
     if len(values) != count:
         return None
     raw = bytes(data)
-    if _nesting_exceeds(raw) or duplicate_keys_possible(raw, values):
+    if _lines_nest_too_deep(raw) or duplicate_keys_possible(raw, values):
         return None
     return values
 
@@ -139,6 +157,17 @@ def _nesting_exceeds(raw: bytes) -> bool:
     if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
         return False  # fewer brackets than the limit cannot nest deeper than it
     return nesting(raw) > MAX_DEPTH
+
+
+def _lines_nest_too_deep(raw: bytes) -> bool:
+    """`_nesting_exceeds` for JSON lines, one line at a time: no value spans two lines, and
+    only a line with more opening brackets than the limit can nest deeper than it, so the
+    few that have that many are the only ones measured."""
+    opening = raw.translate(None, _NOT_OPENING_OR_NEWLINE).split(b"\n")
+    if max(map(len, opening)) <= MAX_DEPTH:
+        return False
+    return any(len(opens) > MAX_DEPTH and nesting(line) > MAX_DEPTH
+               for opens, line in zip(opening, raw.split(b"\n"), strict=True))
 
 
 def _too_deep() -> str:

@@ -19,4 +19,13 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            _to_oldest_generation()
             gc.enable()
+
+
+def _to_oldest_generation() -> None:
+    """Every object the collector tracks, the trees just built included, joins the oldest
+    generation, as they would after surviving two collections: resuming then does not scan
+    the whole new heap at once in a young collection that would free none of it."""
+    gc.freeze()
+    gc.unfreeze()

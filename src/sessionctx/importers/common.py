@@ -157,10 +157,16 @@ def jsonl_objects(raw: bytes, path: str | None, result: ReadResult,
 
 def decode_document(raw: bytes) -> Any:
     """The file as one JSON value; decoding.Malformed when it is not one."""
+    return decoding.decode(document_body(raw))
+
+
+def document_body(raw: bytes) -> bytes:
+    """The bytes a file is decoded from as one JSON document: without a byte order mark, and
+    within the size limit (decoding.Malformed otherwise)."""
     body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
     if len(body) > DEFAULT_MAX_LINE_BYTES:
         raise decoding.Malformed(document_too_large(len(body)).removeprefix("is "))
-    return decoding.decode(body)
+    return body
 
 
 def document_items(raw: bytes, path: str | None, document: Any, fmt: str, expected: str,

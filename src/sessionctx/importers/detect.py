@@ -20,7 +20,7 @@ _NATIVE_BLOCKS = frozenset({"toolCall", "thinking", "image"})
 def decode_document(raw: bytes) -> Any | None:
     """The whole file as one JSON value, or None when it is not one (JSONL, say)."""
     try:
-        return common.decode_document(raw)
+        return decoding.decode_or_none(common.document_body(raw))
     except decoding.Malformed:
         return None
 

@@ -18,8 +18,10 @@ CACHE_REMOVED = ChangeKind.CACHE_REMOVED
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     messages = []
+    marked: list[dict[str, Any]] = []
     for role, blocks, _ in prep.turns:
-        messages.append({"role": role, "content": _blocks(blocks)})
+        messages.append({"role": role, "content": _blocks(blocks, marked)})
+    prep.cache_marks = len(marked)
     body: dict[str, Any] = {"messages": messages}
     system = prep.system_text()
     if system:
@@ -27,9 +29,11 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
     return body
 
 
-def _blocks(blocks: list[Block]) -> list[dict[str, Any]]:
+def _blocks(blocks: list[Block], marked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Text and calls, the common blocks, are mapped inline; a stored cache breakpoint on
-    either is kept (limit_breakpoints then keeps the request within the limit)."""
+    either is kept (limit_breakpoints then keeps the request within the limit). Each block
+    with a breakpoint goes into `marked` too, so the request is walked again only when it
+    holds more than the limit."""
     out = []
     for b in blocks:
         kind = b["type"]
@@ -39,10 +43,11 @@ def _blocks(blocks: list[Block]) -> list[dict[str, Any]]:
             block = {"type": "tool_use", "id": b["id"], "name": b["name"],
                      "input": b["arguments"]}
         else:
-            out.append(_block(b))
+            out.append(_block(b, marked))
             continue
         if CACHE in b:
             block[CACHE] = b[CACHE]
+            marked.append(block)
         out.append(block)
     return out
 
@@ -61,6 +66,8 @@ def _document(block: Block) -> dict[str, Any]:
 def limit_breakpoints(body: dict[str, Any], prep: Prepared, limit: int) -> None:
     """The latest `limit` cache breakpoints of tools, system and messages (the prefix order)
     are kept; the earlier ones are removed and logged."""
+    if prep.cache_marks is not None and prep.cache_marks <= limit:
+        return  # the renderer counted them: within the limit, with no walk of the body
     found = _breakpoints(body)
     over = len(found) - limit
     if over <= 0:
@@ -91,23 +98,27 @@ def _breakpoints(body: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]
     for i, m in enumerate(messages if isinstance(messages, list) else []):
         content = m.get("content") if isinstance(m, dict) else None
         for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                continue
-            if CACHE in block:
-                found.append((block, i))
-            inner = block.get("content") if block.get("type") == "tool_result" else None
-            for nested in inner if isinstance(inner, list) else []:
-                if isinstance(nested, dict) and CACHE in nested:
-                    found.append((nested, i))
+            if isinstance(block, dict):
+                found.extend((marked, i) for marked in _marked(block))
     return found
 
 
-def _block(block: Block) -> dict[str, Any]:
+def _marked(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """The block if it holds a cache breakpoint, and those of a tool_result's content."""
+    found = [block] if CACHE in block else []
+    inner = block.get("content") if block.get("type") == "tool_result" else None
+    for nested in inner if isinstance(inner, list) else []:
+        if isinstance(nested, dict) and CACHE in nested:
+            found.append(nested)
+    return found
+
+
+def _block(block: Block, marked: list[dict[str, Any]]) -> dict[str, Any]:
     """Every block but text and calls, which `_blocks` maps itself."""
     kind = block["type"]
     if kind == RESULT:
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block["id"],
-                               "content": _blocks(block["content"])}
+                               "content": _blocks(block["content"], marked)}
         if block["isError"]:
             out["is_error"] = True
         return out
@@ -122,7 +133,9 @@ def _block(block: Block) -> dict[str, Any]:
             return {"type": "redacted_thinking", "data": thinking["thinkingSignature"]}
         return {"type": "thinking", "thinking": thinking["thinking"],
                 "signature": thinking["thinkingSignature"]}
-    return raw(block)
+    copy = raw(block)  # a stored block as it is, breakpoints included
+    marked.extend(_marked(copy))
+    return copy
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:

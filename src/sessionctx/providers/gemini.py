@@ -26,7 +26,7 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
     role, blocks, index = turn
     parts: list[dict[str, Any]] = []
-    trailing: list[dict[str, Any]] = []
+    trailing: list[dict[str, Any]] | None = None  # made only for a result with images
     first_call = True
     for block in blocks:
         kind = block["type"]
@@ -54,6 +54,8 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
                 elif b["type"] == "document" and "text" in b:
                     texts.append(documents.text_part(b))
                 elif b["type"] in ("image", "document"):
+                    if trailing is None:
+                        trailing = []
                     trailing.append(_part(b))
             key = "error" if block["isError"] else "output"
             parts.append({"functionResponse": {"id": block["id"], "name": block["name"],

@@ -90,6 +90,8 @@ def _tools(prep: Prepared, body: dict[str, Any], provider: str,
            opts: BuildRequestOptions) -> list[CalledTool]:
     """Adds the tool definitions to `body`; the calls to tools they do not name."""
     defined = list(opts.tools) if opts.tools is not None else []
+    if opts.tools is None and not opts.placeholder_tools and opts.tool_choice is None:
+        return []  # no definition to add, and no call to report
     calls = tools.called(prep.turns, prep.sources)
     if opts.placeholder_tools:
         added = tools.placeholders([c.name for c in calls], defined)

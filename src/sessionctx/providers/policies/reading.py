@@ -166,8 +166,9 @@ class Reader:
             self.regular = False
         return turns
 
-    def _content(self, content: Any, i: int, result: Block | None) -> list[Block]:
-        """User, system or result content; a list of non-blank text blocks is kept as it is."""
+    def _content(self, content: Any, i: int, result: Block | None,
+                 assistant: bool = False) -> list[Block]:
+        """A message's content; a list of non-blank text blocks is kept as it is."""
         if isinstance(content, list):
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "text":
@@ -181,14 +182,12 @@ class Reader:
             content = [content]
         else:
             return []
-        return self._blocks(content, i, False, result)
+        return self._blocks(content, i, assistant, result)
 
     def _assistant(self, message: Message, i: int) -> list[Block]:
         content = message.get("content")
-        if isinstance(content, str):
-            content = [content]
         self.message, self.foreign = message, None
-        blocks = self._blocks(content, i, True, None) if isinstance(content, list) else []
+        blocks = self._content(content, i, None, True)
         if self.thinking_dropped or self.thinking_converted:
             log_thinking(self.prep, i, string(message.get("api")),
                          string(message.get("model")), self.cap, self.model,
@@ -196,6 +195,8 @@ class Reader:
             self.thinking_dropped = self.thinking_converted = 0
         tool_calls = message.get("tool_calls")
         if isinstance(tool_calls, list):
+            if blocks is content:
+                blocks = list(blocks)  # the stored list is never modified
             for item in tool_calls:
                 if isinstance(item, dict):
                     function = item.get("function")
@@ -240,9 +241,15 @@ class Reader:
 
     def _other(self, block: Block, kind: Any, i: int, assistant: bool,
                result: Block | None) -> Block | None:
-        if assistant and kind in CALL_BLOCK_TYPES:
-            return self._call(block, block.get("name"),
-                              block.get("arguments", block.get("input")), i)
+        if assistant:
+            if kind == "thinking":
+                if self._foreign():
+                    return self._foreign_thinking(block)
+                self.reasoning.add(i)
+                return canonical_thinking(block)
+            if kind in CALL_BLOCK_TYPES:
+                return self._call(block, block.get("name"),
+                                  block.get("arguments", block.get("input")), i)
         if kind == "image":
             data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
             if isinstance(data, str) and isinstance(mime, str):
@@ -254,11 +261,6 @@ class Reader:
             if doc is not None:
                 self.documents.append((doc, i, result, assistant))
                 return doc
-        elif assistant and kind == "thinking":
-            if self._foreign():
-                return self._foreign_thinking(block)
-            self.reasoning.add(i)
-            return canonical_thinking(block)
         if not self.repair:
             return {"type": RAW, "block": block}
         text = block.get("text")
@@ -340,9 +342,13 @@ class Reader:
 
     def _open(self, call_id: str, name: str, i: int) -> str:
         """The id the call goes out with, opened with its name for the results that follow."""
-        if call_id in self.seen or call_id in self.used or \
-                len(call_id) > self.cap.id_max_len or not self.id_fits(call_id):
+        if call_id in self.seen:
             wire = self._wire_id(call_id, i)
+        elif call_id in self.used or len(call_id) > self.cap.id_max_len or \
+                not self.id_fits(call_id):
+            self.seen.add(call_id)
+            wire = self._rewritten(call_id, rewritten_id(call_id, self.cap.id_max_len,
+                                                         self.used), i)
         else:
             wire = call_id
             self.seen.add(call_id)
@@ -364,16 +370,17 @@ class Reader:
         return new
 
     def _wire_id(self, call_id: str, i: int) -> str:
-        """The id for a reused call id or one that does not fit the provider."""
-        unique = call_id
-        if call_id in self.seen:
-            n = self.renamed.get(call_id, 1) + 1
-            self.renamed[call_id] = n
-            unique = f"{call_id}_{n}"
-            self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
-                          old=call_id, new=unique)
-        self.seen.add(call_id)
-        wire = id_map_entry(unique, self.id_fits, self.cap.id_max_len, self.used)
+        """The id for a reused call id."""
+        n = self.renamed.get(call_id, 1) + 1
+        self.renamed[call_id] = n
+        unique = f"{call_id}_{n}"
+        self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
+                      old=call_id, new=unique)
+        return self._rewritten(unique, id_map_entry(unique, self.id_fits, self.cap.id_max_len,
+                                                    self.used), i)
+
+    def _rewritten(self, unique: str, wire: str, i: int) -> str:
+        """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
         if wire != unique:
             self.prep.log(ID_REWRITTEN, self.id_reason, i, old=unique, new=wire)
         self.used.add(wire)
@@ -443,6 +450,11 @@ def id_map_entry(original: str, fits: Callable[[str], object], max_len: int,
     distinct from `used`."""
     if fits(original) and len(original) <= max_len and original not in used:
         return original
+    return rewritten_id(original, max_len, used)
+
+
+def rewritten_id(original: str, max_len: int, used: set[str]) -> str:
+    """`id_map_entry` for an id known not to fit or to be taken."""
     base = SAFE_CHARS.sub("_", original) or "call"
     if len(base) <= max_len and base not in used:
         return base

@@ -123,8 +123,10 @@ def add_prefill(prep: Prepared, text: str) -> None:
 def split_calls(prep: Prepared, limit: int) -> None:
     """An assistant turn over `limit` calls becomes turns of at most `limit` calls, each followed
     by the results of its calls (the placement pass put them right after, in call order)."""
-    out: list[Turn] = []
     turns = prep.turns
+    if all(len(blocks) <= limit for _, blocks, _ in turns):
+        return  # no turn holds more blocks, so none holds more calls, than the limit
+    out: list[Turn] = []
     k = 0
     while k < len(turns):
         role, blocks, index = turns[k]

@@ -66,6 +66,8 @@ class Prepared:
     sources: list[Source] | None = None
     changes: list[Change] = field(default_factory=list)
     repaired: bool = True
+    # the cache breakpoints the renderer carried into the body, when it counts them (Anthropic)
+    cache_marks: int | None = None
 
     def log(self, kind: ChangeKind, reason: str, index: int | None = None,
             **detail: Any) -> None:
