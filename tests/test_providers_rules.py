@@ -667,3 +667,17 @@ def test_a_stored_text_list_is_sent_without_being_modified(provider: str) -> Non
     body, _ = build(provider, user("go"), stored, result("c1", "done"), user("thanks"))
     assert stored == before and stored["content"] is said and len(said) == 1
     assert "c1" in json.dumps(body)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_an_id_or_name_ending_in_a_newline_does_not_fit_a_pattern(provider: str) -> None:
+    """`$` matches before a final newline: the patterns are held to the whole string."""
+    body, kinds = build(provider, user("go"), assistant(call("c1\n", "run\n")),
+                        result("c1\n", "ok", name="run\n"), user("next"))
+    text = json.dumps(body)
+    assert "c1\\n" not in text and "run\\n" not in text, text
+    assert "tool_name_rewritten" in kinds
+    if provider != "gemini":  # Gemini's ids are optional, and its validator checks no names
+        naive = naive_errors(provider, user("go"), assistant(call("c1\n", "run\n")),
+                             result("c1\n", "ok", name="run\n"), user("next"))
+        assert naive, "the validator let the stored id and name through"

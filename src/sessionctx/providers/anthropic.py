@@ -234,7 +234,7 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
         tid = b.get("id")
         if role != "assistant":
             out.append(Violation(path, "tool_use blocks belong to assistant messages"))
-        if not isinstance(tid, str) or not pattern.match(tid) or len(tid) > cap.id_max_len:
+        if not isinstance(tid, str) or not pattern.fullmatch(tid) or len(tid) > cap.id_max_len:
             out.append(Violation(f"{path}.id", f"tool_use.id: String should match pattern "
                                  f"'{cap.id_pattern}' (at most {cap.id_max_len} characters)"))
         elif tid in seen:
@@ -244,7 +244,8 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
             expect.append(tid)
         if not isinstance(b.get("input"), dict):
             out.append(Violation(f"{path}.input", "input must be a JSON object"))
-        if not isinstance(b.get("name"), str) or not re.match(r"^[a-zA-Z0-9_-]{1,64}$", b["name"]):
+        name = b.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name):
             out.append(Violation(f"{path}.name", "tool name must match ^[a-zA-Z0-9_-]{1,64}$"))
     elif kind == "tool_result":
         for k, inner in enumerate(b.get("content") or []):

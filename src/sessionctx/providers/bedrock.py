@@ -166,7 +166,7 @@ def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re
         return 0
     elif key == "toolUse":
         tid = value.get("toolUseId")
-        if not isinstance(tid, str) or not pattern.match(tid) or len(tid) > cap.id_max_len:
+        if not isinstance(tid, str) or not pattern.fullmatch(tid) or len(tid) > cap.id_max_len:
             out.append(Violation(f"{path}.toolUseId", "toolUseId must match [a-zA-Z0-9_-]+, "
                                  f"length 1-{cap.id_max_len}"))
         elif tid in seen:

@@ -139,7 +139,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                 cpath = f"{path}.tool_calls[{j}]"
                 tid = c.get("id")
                 if not isinstance(tid, str) or len(tid) > cap.id_max_len or \
-                        not pattern.match(tid):
+                        not pattern.fullmatch(tid):
                     out.append(Violation(f"{cpath}.id", "string too long or invalid: expected "
                                          f"at most {cap.id_max_len} characters matching "
                                          f"{cap.id_pattern}"))

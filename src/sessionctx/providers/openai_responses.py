@@ -130,7 +130,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
         nxt = items[i + 1] if i + 1 < len(items) else None
         if kind == "function_call":
             cid = item.get("call_id")
-            if not isinstance(cid, str) or len(cid) > cap.id_max_len or not pattern.match(cid):
+            if not isinstance(cid, str) or len(cid) > cap.id_max_len or not pattern.fullmatch(cid):
                 out.append(Violation(f"{path}.call_id", "string too long or invalid: expected "
                                      f"at most {cap.id_max_len} characters"))
             elif cid in calls:

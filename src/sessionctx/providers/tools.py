@@ -368,7 +368,7 @@ def violations(body: dict[str, Any], provider: str) -> list[Violation]:
         chosen = _chosen(body, provider)
     names: set[str] = set()
     for path, name, schema in found:
-        if not isinstance(name, str) or not TOOL_NAME.match(name):
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
             out.append(Violation(f"{path}.name", "tool name must match ^[a-zA-Z0-9_-]{1,64}$"))
         elif name in names:
             out.append(Violation(f"{path}.name", f"Tool names must be unique: {name!r}"))

@@ -94,7 +94,7 @@ class Reader:
         self.message: Message = {}  # the assistant message being read
         self.foreign: bool | None = None  # whether it is from another API or model; None: unasked
         self.thinking_dropped = self.thinking_converted = 0
-        self.id_fits = re.compile(cap.id_pattern).match
+        self.id_fits = re.compile(cap.id_pattern).fullmatch
         self.id_reason = f"tool ids must match {cap.id_pattern} with at most " \
             f"{cap.id_max_len} characters (or were taken)"
         self.seen: set[str] = set()
@@ -361,7 +361,7 @@ class Reader:
         return wire
 
     def _name(self, name: str | None, i: int) -> str:
-        if name is not None and TOOL_NAME.match(name):
+        if name is not None and TOOL_NAME.fullmatch(name):
             self.good_names.add(name)
             return name
         new = tool_name(name)
@@ -413,7 +413,7 @@ class Reader:
 def tool_name(name: str | None) -> str:
     """The name a tool goes out with: its own when the providers' pattern allows it; the same
     rewrite serves calls and definitions, so they still match."""
-    if name is not None and TOOL_NAME.match(name):
+    if name is not None and TOOL_NAME.fullmatch(name):
         return name
     return SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
 
