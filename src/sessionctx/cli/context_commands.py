@@ -132,21 +132,44 @@ def problems_of(loaded: Loaded, ctx: Context) -> list[dict[str, Any]]:
     empty = nothing_sent(loaded.records, ctx)
     if empty is not None:
         out.append({"kind": "nothing_sent", "message": empty, "record": None})
+    out.extend(_images_too_large(ctx))
+    return out
+
+
+def _images_too_large(ctx: Context) -> list[dict[str, Any]]:
+    """Images whose header gives more pixels than are safe to decode: no downscaling can bring
+    one under a provider's limit, so the image cannot be sent as stored."""
+    from sessionctx.providers import images
+
+    out = []
+    for i, j, data in images.stored_images(ctx.messages):
+        size = images.stored_dimensions(data)
+        if size is not None and not images.decode_pixels(size):
+            where = ctx.sources[i].of_block(j).to_json()
+            out.append({"kind": "image_too_large", "record": where,
+                        "message": f"image of {size[0]}x{size[1]} px is over "
+                                   f"{images.MAX_DECODE_PIXELS:,} pixels, too large to decode "
+                                   "safely, so it cannot be downscaled to any provider's "
+                                   "pixel limit"})
     return out
 
 
 def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[str, Any]:
     """The built body's violations, and those of the stored messages converted as they are."""
     from sessionctx.providers import naive_request, validate
+    from sessionctx.providers.capabilities import capability
+    from sessionctx.providers.policies.image_limits import over_pixel_limit
 
     req = _request(ctx, spec)
     stored = [r.view for r in loaded.records if r.kind == MESSAGE]
     naive = naive_request(stored, spec.provider, req.model, spec.system, spec.options()).body
+    as_stored = validate(naive, spec.provider, req.model)
+    as_stored += over_pixel_limit(stored, capability(spec.provider, req.model)[0])
     return {"name": spec.provider, "model": req.model,
             "violations": [v.to_json() for v in validate(
                 req.body, spec.provider, req.model, thinking=spec.thinking,
                 prefill=spec.prefill is not None)],
-            "as_stored": [v.to_json() for v in validate(naive, spec.provider, req.model)],
+            "as_stored": [v.to_json() for v in as_stored],
             "changes": [c.to_json() for c in req.changes],
             "undefined_tools": _undefined(req)}
 

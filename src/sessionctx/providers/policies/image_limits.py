@@ -10,10 +10,12 @@ from __future__ import annotations
 import base64
 
 from sessionctx.changes import ChangeKind
+from sessionctx.messages import Message
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import Results
 from sessionctx.providers.policies.turns import Block, Prepared
+from sessionctx.providers.violations import Violation
 
 IMAGE_OVER_LIMIT = ChangeKind.IMAGE_OVER_LIMIT
 IMAGE_DOWNSCALED = ChangeKind.IMAGE_DOWNSCALED
@@ -46,12 +48,33 @@ def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
                  f"{limit} images]")
         prep.log(IMAGE_OVER_LIMIT, f"more than {limit} images per request; the oldest were "
                  "replaced by a note", index)
-    kept = len(found) - over
-    px = cap.max_image_px
-    if cap.many_images is not None and kept > cap.many_images and cap.many_image_px:
-        px = cap.many_image_px
+    px = pixel_limit(cap, len(found) - over)
     for image, index in found[over:]:
         _check_image(prep, image, index, cap, px)
+
+
+def pixel_limit(cap: Capability, count: int) -> int | None:
+    """The most pixels per side an image may have in a request holding `count` images."""
+    if cap.many_images is not None and count > cap.many_images and cap.many_image_px:
+        return cap.many_image_px
+    return cap.max_image_px
+
+
+def over_pixel_limit(messages: list[Message], cap: Capability) -> list[Violation]:
+    """Each image of `messages` (as stored) whose header gives more pixels per side than the
+    provider takes: such a request is refused, and the image fails every later turn too."""
+    found = list(images.stored_images(messages))
+    px = pixel_limit(cap, len(found))
+    out: list[Violation] = []
+    if px is None:
+        return out
+    for i, j, data in found:
+        size = images.stored_dimensions(data)
+        if size is not None and max(size) > px:
+            out.append(Violation(f"messages[{i}].content[{j}]",
+                                 f"image of {size[0]}x{size[1]} px is over {cap.provider}'s "
+                                 f"limit of {px} px per side"))
+    return out
 
 
 def _to_note(image: Block, note: str) -> None:
