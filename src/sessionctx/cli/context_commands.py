@@ -3,10 +3,12 @@ stored, and why each record became what it did."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
+import msgspec
 
 from sessionctx.changes import ChangeKind, Source
 from sessionctx.cli.app import emit_json, fail, main, warn_problems
@@ -187,9 +189,32 @@ def check(source: SessionSource, as_json: bool, options: BuildOptions,
           request: RequestSpec | None) -> None:
     """Say why the session at PATH cannot be sent as stored. Exit 0 ready, 1 not, 2 unreadable.
 
+    PATH may be a directory: each session file in it is checked (a Claude Code session's
+    folder: that session and its subagents' transcripts), and the exit code is the worst.
     With --provider, also validate the built request body and list what the stored history,
     converted as it is, would trigger at that provider.
     """
+    if source.path is not None and source.path != "-" and os.path.isdir(source.path):
+        sys.exit(_check_folder(source, as_json, options, request))
+    verdict = _verdict(source, options, request)
+    if as_json:
+        emit_json(verdict.out)
+    else:
+        _print_verdict(verdict)
+    sys.exit(verdict.code)
+
+
+class _Verdict(msgspec.Struct):
+    """One session's check: its exit code, its --json object, and what the text shows."""
+
+    code: int
+    out: dict[str, Any]
+    label: str
+    ctx: Context
+
+
+def _verdict(source: SessionSource, options: BuildOptions,
+             request: RequestSpec | None) -> _Verdict:
     loaded = load(source)
     ctx = loaded.context(options)
     problems = problems_of(loaded, ctx)
@@ -206,24 +231,59 @@ def check(source: SessionSource, as_json: bool, options: BuildOptions,
                                     "not name", "record": u["record"]}
                         for u in report["undefined_tools"])
     ok = not problems
-    if as_json:
-        out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems,
-                               "changes": [c.to_json() for c in ctx.changes],
-                               "pending_calls": [p.to_json() for p in ctx.pending_calls]}
-        if report is not None:
-            out["provider"] = report
-        emit_json(out)
+    out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems,
+                           "changes": [c.to_json() for c in ctx.changes],
+                           "pending_calls": [p.to_json() for p in ctx.pending_calls]}
+    if report is not None:
+        out["provider"] = report
+    return _Verdict(0 if ok else 1, out, loaded.label, ctx)
+
+
+def _print_verdict(verdict: _Verdict) -> None:
+    problems = verdict.out["problems"]
+    if verdict.out["ok"]:
+        click.echo(f"{verdict.label}: ready to send as stored ({len(verdict.ctx.messages)} "
+                   "messages)")
     else:
-        if ok:
-            click.echo(f"{loaded.label}: ready to send as stored ({len(ctx.messages)} messages)")
-        else:
-            click.echo(f"{loaded.label}: {len(problems)} problem(s) before it can be sent")
-            for problem in problems:
-                where = problem["record"]
-                label = Source(**where).label() if where else problem.get("path", "-")
-                click.echo(f"  {label:<16} {problem['kind']:<28} {problem['message']}")
-        _print_pending(ctx)
-    sys.exit(0 if ok else 1)
+        click.echo(f"{verdict.label}: {len(problems)} problem(s) before it can be sent")
+        for problem in problems:
+            where = problem["record"]
+            label = Source(**where).label() if where else problem.get("path", "-")
+            click.echo(f"  {label:<16} {problem['kind']:<28} {problem['message']}")
+    _print_pending(verdict.ctx)
+
+
+def _check_folder(source: SessionSource, as_json: bool, options: BuildOptions,
+                  request: RequestSpec | None) -> int:
+    """Check each session file of the directory at PATH; the worst exit code."""
+    from sessionctx.errors import SessionctxError
+    from sessionctx.folders import session_files
+
+    assert source.path is not None
+    files = session_files(source.path)
+    codes: list[int] = []
+    outs: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            verdict = _verdict(msgspec.structs.replace(source, path=path), options, request)
+        except SessionctxError as exc:
+            codes.append(2)
+            outs.append({"path": path, "exit": 2, "error": str(exc)})
+            if not as_json:
+                click.echo(f"sessionctx: {exc}", err=True)
+            continue
+        codes.append(verdict.code)
+        outs.append({"path": path, "exit": verdict.code, **verdict.out})
+        if not as_json:
+            _print_verdict(verdict)
+    worst = max(codes)
+    if as_json:
+        emit_json({"ok": worst == 0, "exit": worst, "files": outs})
+    else:
+        counts = [sum(c == code for c in codes) for code in (0, 1, 2)]
+        click.echo(f"{source.path}: {len(files)} session file(s): {counts[0]} ready, "
+                   f"{counts[1]} with problems, {counts[2]} unreadable")
+    return worst
 
 
 @main.command()
