@@ -273,7 +273,11 @@ class _Assembly:
         if self.notes and not is_result(message):
             self.flush_notes()
         if lost:
-            message = without_calls(message, {c.call.where for c in lost})
+            places = {c.call.where for c in lost}
+            message = without_calls(message, places)
+            kept_source = source.without_blocks({j for at, j in places if at == "content"})
+        else:
+            kept_source = source
         if images_omitted:
             message, count = without_images(message)
             changes.append(Change(
@@ -299,7 +303,7 @@ class _Assembly:
         else:
             self.index_of.append(len(messages))
             messages.append(message)
-            self.sources.append(source)
+            self.sources.append(kept_source)
         if lost and self.note_unpaired:
             self.notes.append((source, lost))
 

@@ -38,7 +38,7 @@ def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
             _to_note(image, f"[image omitted: {cap.provider} does not accept images in "
                      "assistant messages]")
             prep.log(IMAGE_OMITTED, "'image' blocks are not permitted within assistant turns",
-                     index)
+                     index, block=image)
         elif result is None or results.get(result["id"], (0, None))[1] is result:
             found.append((image, index))
     limit = cap.max_images
@@ -47,7 +47,7 @@ def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
         _to_note(image, f"[image omitted: the request is over {cap.provider}'s limit of "
                  f"{limit} images]")
         prep.log(IMAGE_OVER_LIMIT, f"more than {limit} images per request; the oldest were "
-                 "replaced by a note", index)
+                 "replaced by a note", index, block=image)
     px = pixel_limit(cap, len(found) - over)
     for image, index in found[over:]:
         _check_image(prep, image, index, cap, px)
@@ -87,12 +87,13 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
     mime = image["mimeType"]
     if mime not in cap.image_types:
         _to_note(image, f"[image omitted: type {mime} is not accepted]")
-        prep.log(IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index)
+        prep.log(IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index,
+                 block=image)
         return
     raw = images.decode(image["data"])
     if raw is None:
         _to_note(image, "[image omitted: the stored data is not valid base64]")
-        prep.log(IMAGE_OMITTED, "image data is not valid base64", index)
+        prep.log(IMAGE_OMITTED, "image data is not valid base64", index, block=image)
         return
     if px is None:
         return
@@ -104,9 +105,9 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
     except images.NotDownscaled as why:
         _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
         prep.log(IMAGE_OMITTED, f"image of {size[0]}x{size[1]} px is over the {px} px limit "
-                 f"and {why}", index)
+                 f"and {why}", index, block=image)
         return
     image["data"] = base64.b64encode(smaller).decode()
     prep.log(IMAGE_DOWNSCALED, f"image of {size[0]}x{size[1]} px is over the {px} px limit",
-             index, width=size[0], height=size[1], limit=px)
+             index, block=image, width=size[0], height=size[1], limit=px)
 
