@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -89,6 +90,11 @@ class Problem(msgspec.Struct, frozen=True):
 MAX_LISTED_PROBLEMS = 1000
 
 
+def unlisted_note(count: int) -> str:
+    """What stands for the `count` problems past the first MAX_LISTED_PROBLEMS."""
+    return f"... and {count} more problem(s) like these, not listed"
+
+
 class Problems(list[Problem]):
     """A read's problems: the first MAX_LISTED_PROBLEMS listed, the others counted in one
     entry after them (fatal ones are always listed), so a file of millions of bad lines takes
@@ -104,8 +110,7 @@ class Problems(list[Problem]):
             super().append(problem)
             return
         self.unlisted += 1
-        note = Problem(f"... and {self.unlisted} more problem(s) like these, not listed",
-                       problem.path)
+        note = Problem(unlisted_note(self.unlisted), problem.path)
         if self._note < 0:
             self._note = len(self)
             super().append(note)
@@ -169,8 +174,10 @@ def classify(data: dict[str, Any]) -> tuple[str, str | None]:
 
 def make_record(data: dict[str, Any], source: Source) -> Record:
     kind, problem = classify(data)
-    if problem is not None and kind != CHECKPOINT:
-        kind = INVALID
+    if problem is not None:
+        problem = intern(problem)  # the same few texts repeat across a file's records
+        if kind != CHECKPOINT:
+            kind = INVALID
     return Record(data, kind, source, problem)
 
 

@@ -3,8 +3,10 @@ stored, and why each record became what it did."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -26,7 +28,7 @@ from sessionctx.context import (
     display_messages,
     nothing_sent,
 )
-from sessionctx.records import MESSAGE, Problem
+from sessionctx.records import MAX_LISTED_PROBLEMS, MESSAGE, Problem, unlisted_note
 from sessionctx.render import format_change, format_message
 
 if TYPE_CHECKING:
@@ -123,18 +125,33 @@ def _print_pending(ctx: Context) -> None:
                        f"{args[:80]}")
 
 
-def problems_of(loaded: Loaded, ctx: Context) -> list[dict[str, Any]]:
+def problems_of(loaded: Loaded, ctx: Context) -> Iterator[dict[str, Any]]:
     """What makes a history unfit to send as stored: read problems and every repair."""
-    out: list[dict[str, Any]] = [
-        {"kind": "unreadable", "message": str(p), "record": _problem_record(p)}
-        for p in loaded.problems]
-    out.extend({"kind": c.kind, "message": c.reason,
-                "record": c.record.to_json() if c.record else None}
-               for c in ctx.changes if c.is_repair)
+    for p in loaded.problems:
+        yield {"kind": "unreadable", "message": str(p), "record": _problem_record(p)}
+    for c in ctx.changes:
+        if c.is_repair:
+            yield {"kind": c.kind, "message": c.reason,
+                   "record": c.record.to_json() if c.record else None}
     empty = nothing_sent(loaded.records, ctx)
     if empty is not None:
-        out.append({"kind": "nothing_sent", "message": empty, "record": None})
-    out.extend(_images_too_large(ctx))
+        yield {"kind": "nothing_sent", "message": empty, "record": None}
+    yield from _images_too_large(ctx)
+
+
+def _listed(problems: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first MAX_LISTED_PROBLEMS problems, and one entry counting the rest, so a session
+    of millions of broken records is checked in the memory of a thousand problems."""
+    out: list[dict[str, Any]] = []
+    unlisted = 0
+    for problem in problems:
+        if len(out) < MAX_LISTED_PROBLEMS:
+            out.append(problem)
+        else:
+            unlisted += 1
+    if unlisted:
+        out.append({"kind": "unlisted", "message": unlisted_note(unlisted), "record": None,
+                    "count": unlisted})
     return out
 
 
@@ -217,19 +234,8 @@ def _verdict(source: SessionSource, options: BuildOptions,
              request: RequestSpec | None) -> _Verdict:
     loaded = load(source)
     ctx = loaded.context(options)
-    problems = problems_of(loaded, ctx)
-    report = None
-    if request is not None:
-        report = _provider_report(loaded, ctx, request)
-        name = request.provider
-        problems.extend({"kind": f"{name}: as stored", "message": v["message"],
-                         "record": None, "path": v["path"]} for v in report["as_stored"])
-        problems.extend({"kind": f"{name}: built body", "message": v["message"],
-                         "record": None, "path": v["path"]} for v in report["violations"])
-        problems.extend({"kind": f"{name}: undefined tool",
-                         "message": f"a call to tool {u['name']!r}, which the definitions do "
-                                    "not name", "record": u["record"]}
-                        for u in report["undefined_tools"])
+    report = _provider_report(loaded, ctx, request) if request is not None else None
+    problems = _listed(itertools.chain(problems_of(loaded, ctx), _provider_problems(report)))
     ok = not problems
     out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems,
                            "changes": [c.to_json() for c in ctx.changes],
@@ -237,6 +243,21 @@ def _verdict(source: SessionSource, options: BuildOptions,
     if report is not None:
         out["provider"] = report
     return _Verdict(0 if ok else 1, out, loaded.label, ctx)
+
+
+def _provider_problems(report: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+    if report is None:
+        return
+    name = report["name"]
+    for v in report["as_stored"]:
+        yield {"kind": f"{name}: as stored", "message": v["message"], "record": None,
+               "path": v["path"]}
+    for v in report["violations"]:
+        yield {"kind": f"{name}: built body", "message": v["message"], "record": None,
+               "path": v["path"]}
+    for u in report["undefined_tools"]:
+        yield {"kind": f"{name}: undefined tool", "message": f"a call to tool {u['name']!r}, "
+               "which the definitions do not name", "record": u["record"]}
 
 
 def _print_verdict(verdict: _Verdict) -> None:
