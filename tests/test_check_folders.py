@@ -114,3 +114,14 @@ def test_a_folder_with_no_session_is_a_clear_error(tmp_path: Path) -> None:
     assert out.exit_code == 2
     assert f"{tmp_path}: no session in this directory" in out.output
     assert "Traceback" not in out.output
+
+
+def test_checking_the_session_file_says_where_its_subagents_are(tmp_path: Path) -> None:
+    project, session, _ = _project(tmp_path)
+    out = CliRunner().invoke(main, ["check", str(session)])
+    assert out.exit_code == 1
+    assert out.output.rstrip().endswith(
+        f"2 subagent transcript(s) beside this session: `sessionctx check "
+        f"{project / CLAUDE.stem}` checks them with it")
+    alone = CliRunner().invoke(main, ["check", str(CLAUDE)]).output
+    assert "subagent" not in alone

@@ -218,7 +218,21 @@ def check(source: SessionSource, as_json: bool, options: BuildOptions,
         emit_json(verdict.out)
     else:
         _print_verdict(verdict)
+        _print_subagents(source, verdict.out["format"])
     sys.exit(verdict.code)
+
+
+def _print_subagents(source: SessionSource, fmt: str) -> None:
+    """Where a Claude Code session's subagent transcripts are, so they are not forgotten."""
+    if fmt != "claude-code" or source.path is None:
+        return
+    from sessionctx.importers.claude_code import subagent_transcripts
+
+    beside = subagent_transcripts(source.path)
+    if beside:
+        folder = source.path[: -len(".jsonl")]
+        click.echo(f"{len(beside)} subagent transcript(s) beside this session: "
+                   f"`sessionctx check {folder}` checks them with it")
 
 
 class _Verdict(msgspec.Struct):
