@@ -94,7 +94,8 @@ def corpus(count: int) -> dict[str, bytes]:
 def measure(path: str, provider: str | None) -> tuple[int, int, bool] | str:
     args = ["check", path, *(["--provider", provider] if provider else [])]
     proc = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True,
-                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          check=False, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              (str(ROOT / "src"), str(ROOT)))})
     try:
         peak, code, ok = proc.stdout.split()
     except ValueError:

@@ -115,3 +115,58 @@ def test_codex_call_in_a_turn_names_its_own_item_line() -> None:
     pending, dropped = _pending_and_dropped(ctx)
     cid = call["payload"]["call_id"]
     assert pending[cid] == reasoning + 2 == dropped[cid]
+
+
+def _streamed_task_message() -> tuple[list[Obj], int]:
+    """The real session with its first streamed message (text line, then a Task call line
+    sharing its message.id) given a middle line: a call no result answers. The Task call's id
+    is given a '.', which no provider's id pattern takes. Returns the lines and the 1-based
+    line of the Task call."""
+    objs = _lines(CLAUDE)
+    text = next(i for i, o in enumerate(objs) if o.get("type") == "assistant")
+    task = text + 1
+    assert objs[task]["message"]["id"] == objs[text]["message"]["id"]
+    assert objs[task]["message"]["content"][0]["name"] == "Task"
+    middle = copy.deepcopy(objs[task])
+    middle["uuid"] = "streamed-middle"
+    middle["message"]["content"] = [{"type": "tool_use", "id": "toolu_unanswered",
+                                     "name": "Bash", "input": {"command": "ls"}}]
+    objs[task]["parentUuid"] = "streamed-middle"
+    old = objs[task]["message"]["content"][0]["id"]
+    objs[task]["message"]["content"][0]["id"] = old + ".v2"
+    for o in objs:
+        for b in (o.get("message") or {}).get("content") or []:
+            if isinstance(b, dict) and b.get("tool_use_id") == old:
+                b["tool_use_id"] = old + ".v2"
+    objs.insert(task, middle)
+    return objs, task + 2
+
+
+def test_a_provider_change_about_a_later_streamed_block_names_that_blocks_line() -> None:
+    from sessionctx.providers import build_request
+
+    objs, task_line = _streamed_task_message()
+    ctx = build_context(read_raw(_jsonl(objs), "c.jsonl").records)
+    _, dropped = _pending_and_dropped(ctx)
+    assert dropped["toolu_unanswered"] == task_line - 1  # the core took block 2 out
+    joined = next(i for i, m in enumerate(ctx.messages) if m["role"] == "assistant")
+    assert ctx.sources[joined].line == task_line - 2  # the message: its first line
+    assert [b["type"] for b in ctx.messages[joined]["content"]] == ["text", "toolCall"]
+    for provider in ("anthropic", "bedrock"):
+        changes = build_request(ctx, provider).changes
+        rewritten = [c for c in changes if c.kind == ChangeKind.ID_REWRITTEN]
+        assert [c.record.line for c in rewritten if c.record] == [task_line], provider
+        assert rewritten[0].message_index == joined
+
+
+def test_a_provider_change_about_a_renamed_tool_names_its_streamed_line() -> None:
+    from sessionctx.providers import PROVIDERS, build_request
+
+    objs = _lines(CLAUDE)
+    task = next(i for i, o in enumerate(objs) if o.get("type") == "assistant") + 1
+    objs[task]["message"]["content"][0]["name"] = "Task tool"
+    ctx = build_context(read_raw(_jsonl(objs), "c.jsonl").records)
+    for provider in PROVIDERS:
+        renamed = [c for c in build_request(ctx, provider).changes
+                   if c.kind == ChangeKind.NAME_REWRITTEN]
+        assert [c.record.line for c in renamed if c.record] == [task + 1], provider

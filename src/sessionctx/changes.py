@@ -6,6 +6,7 @@ index or a store seq), so a person can find it in the stored history.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from enum import StrEnum
 from typing import Any
 
@@ -40,6 +41,15 @@ class Source(msgspec.Struct):
         if lines is None or i >= len(lines) or lines[i] == self.line:
             return self
         return Source(line=lines[i], path=self.path)
+
+    def without_blocks(self, removed: Collection[int]) -> Source:
+        """Where the blocks of this record's message came from once the blocks at `removed`
+        are taken out of it (so block `i` of what is left still names its own line)."""
+        lines = self.block_lines
+        if lines is None or not removed:
+            return self
+        kept = tuple(line for i, line in enumerate(lines) if i not in removed)
+        return msgspec.structs.replace(self, block_lines=kept)
 
     def of_message(self, i: int) -> Source:
         """Where message `i` of this checkpoint came from: the record it was kept from, or the

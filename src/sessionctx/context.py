@@ -8,6 +8,7 @@ one piece of code. The records are never modified: changed messages are copies.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -273,7 +274,11 @@ class _Assembly:
         if self.notes and not is_result(message):
             self.flush_notes()
         if lost:
-            message = without_calls(message, {c.call.where for c in lost})
+            places = {c.call.where for c in lost}
+            message = without_calls(message, places)
+            kept_source = source.without_blocks({j for at, j in places if at == "content"})
+        else:
+            kept_source = source
         if images_omitted:
             message, count = without_images(message)
             changes.append(Change(
@@ -299,7 +304,7 @@ class _Assembly:
         else:
             self.index_of.append(len(messages))
             messages.append(message)
-            self.sources.append(source)
+            self.sources.append(kept_source)
         if lost and self.note_unpaired:
             self.notes.append((source, lost))
 
@@ -388,19 +393,21 @@ _SKIP_REASONS = {
 
 
 def _skip(record: Record) -> _Logged:
+    """Why a record that is not sent was skipped; the reasons repeat across records, so each
+    distinct text is held once (interned)."""
     if record.kind == INVALID:
-        return _Logged(ChangeKind.SKIPPED_INVALID, f"unreadable record skipped: {record.problem}",
-                       record.source)
+        return _Logged(ChangeKind.SKIPPED_INVALID,
+                       intern(f"unreadable record skipped: {record.problem}"), record.source)
     if record.kind in _SKIP_REASONS:
         kind, reason = _SKIP_REASONS[record.kind]
         note = record.view.get("note") if record.kind == CONTEXT else None
         if isinstance(note, str) and note:
-            reason = f"{note}: not sent to the model"  # the importer's cause, not the rule
+            reason = intern(f"{note}: not sent to the model")  # the importer's cause
         return _Logged(kind, reason, record.source)
     view = record.view
     what = view.get("type") or view.get("role") or "untyped"
-    return _Logged(ChangeKind.SKIPPED_UNKNOWN, f"record of unknown kind ({what!r}) skipped",
-                   record.source)
+    return _Logged(ChangeKind.SKIPPED_UNKNOWN, intern(f"record of unknown kind ({what!r}) "
+                                                      "skipped"), record.source)
 
 
 def _carry_timestamp(view: dict[str, Any], message: Message) -> None:

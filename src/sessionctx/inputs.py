@@ -84,7 +84,8 @@ def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
     document = _document(raw)
     chosen = detect(raw, document) if fmt == "auto" else fmt
     if chosen == NATIVE:
-        result = read_bytes(raw, path, progress=progress)
+        array = document if isinstance(document, list) else None
+        result = read_bytes(raw, path, progress=progress, array=array)
         if fmt == "auto" and _unrecognised(result):
             return _no_format(path, result)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -89,6 +90,11 @@ class Problem(msgspec.Struct, frozen=True):
 MAX_LISTED_PROBLEMS = 1000
 
 
+def unlisted_note(count: int) -> str:
+    """What stands for the `count` problems past the first MAX_LISTED_PROBLEMS."""
+    return f"... and {count} more problem(s) like these, not listed"
+
+
 class Problems(list[Problem]):
     """A read's problems: the first MAX_LISTED_PROBLEMS listed, the others counted in one
     entry after them (fatal ones are always listed), so a file of millions of bad lines takes
@@ -104,8 +110,7 @@ class Problems(list[Problem]):
             super().append(problem)
             return
         self.unlisted += 1
-        note = Problem(f"... and {self.unlisted} more problem(s) like these, not listed",
-                       problem.path)
+        note = Problem(unlisted_note(self.unlisted), problem.path)
         if self._note < 0:
             self._note = len(self)
             super().append(note)
@@ -169,8 +174,10 @@ def classify(data: dict[str, Any]) -> tuple[str, str | None]:
 
 def make_record(data: dict[str, Any], source: Source) -> Record:
     kind, problem = classify(data)
-    if problem is not None and kind != CHECKPOINT:
-        kind = INVALID
+    if problem is not None:
+        problem = intern(problem)  # the same few texts repeat across a file's records
+        if kind != CHECKPOINT:
+            kind = INVALID
     return Record(data, kind, source, problem)
 
 
@@ -325,14 +332,16 @@ def read_path(path: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 
 def read_bytes(raw: bytes, path: str | None = None, *,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-               progress: Progress | None = None) -> ReadResult:
-    """Read records from the bytes of a JSONL file, a JSON array, or an xopc envelope."""
+               progress: Progress | None = None, array: list[Any] | None = None) -> ReadResult:
+    """Read records from the bytes of a JSONL file, a JSON array, or an xopc envelope; `array`
+    is the JSON array `raw` holds when the caller has decoded it already (not decoded twice,
+    so the file's values are held once)."""
     with paused_gc():
-        return _read_bytes(raw, path, max_line_bytes, progress)
+        return _read_bytes(raw, path, max_line_bytes, progress, array)
 
 
 def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
-                progress: Progress | None) -> ReadResult:
+                progress: Progress | None, array: list[Any] | None = None) -> ReadResult:
     head = raw[:8192]
     if b"\x00" in head:
         return _fatal(path, "is a binary file, not a session transcript")
@@ -341,7 +350,7 @@ def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
     if not stripped:
         return _fatal(path, "is empty: no records")
     if stripped[:1] == b"[":
-        return _read_document(body, path, max_line_bytes)
+        return _read_document(body, path, max_line_bytes, array)
     newline = stripped.find(b"\n")  # not split: that would copy the whole file
     first_line = (stripped if newline < 0 else stripped[:newline]).strip()
     if stripped[:1] == b"{" and newline >= 0 and len(first_line) <= max_line_bytes:
@@ -503,12 +512,13 @@ def _try_document(raw: bytes) -> Any | None:
         return None
 
 
-def _read_document(raw: bytes, path: str | None, max_bytes: int = DEFAULT_MAX_LINE_BYTES
-                   ) -> ReadResult:
+def _read_document(raw: bytes, path: str | None, max_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                   document: Any = None) -> ReadResult:
     if len(raw) > max_bytes:
         return _fatal(path, document_too_large(len(raw), max_bytes))
     try:
-        document = decoding.decode(raw)
+        if document is None:
+            document = decoding.decode(raw)
     except decoding.Malformed as exc:
         return _fatal(path, f"is not readable as one JSON document: {_with_line(raw, exc)}")
     result = _records_from_document(document, path)

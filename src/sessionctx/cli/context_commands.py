@@ -3,10 +3,14 @@ stored, and why each record became what it did."""
 
 from __future__ import annotations
 
+import itertools
+import os
 import sys
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
+import msgspec
 
 from sessionctx.changes import ChangeKind, Source
 from sessionctx.cli.app import emit_json, fail, main, warn_problems
@@ -24,7 +28,7 @@ from sessionctx.context import (
     display_messages,
     nothing_sent,
 )
-from sessionctx.records import MESSAGE, Problem
+from sessionctx.records import MAX_LISTED_PROBLEMS, MESSAGE, Problem, unlisted_note
 from sessionctx.render import format_change, format_message
 
 if TYPE_CHECKING:
@@ -121,32 +125,70 @@ def _print_pending(ctx: Context) -> None:
                        f"{args[:80]}")
 
 
-def problems_of(loaded: Loaded, ctx: Context) -> list[dict[str, Any]]:
+def problems_of(loaded: Loaded, ctx: Context) -> Iterator[dict[str, Any]]:
     """What makes a history unfit to send as stored: read problems and every repair."""
-    out: list[dict[str, Any]] = [
-        {"kind": "unreadable", "message": str(p), "record": _problem_record(p)}
-        for p in loaded.problems]
-    out.extend({"kind": c.kind, "message": c.reason,
-                "record": c.record.to_json() if c.record else None}
-               for c in ctx.changes if c.is_repair)
+    for p in loaded.problems:
+        yield {"kind": "unreadable", "message": str(p), "record": _problem_record(p)}
+    for c in ctx.changes:
+        if c.is_repair:
+            yield {"kind": c.kind, "message": c.reason,
+                   "record": c.record.to_json() if c.record else None}
     empty = nothing_sent(loaded.records, ctx)
     if empty is not None:
-        out.append({"kind": "nothing_sent", "message": empty, "record": None})
+        yield {"kind": "nothing_sent", "message": empty, "record": None}
+    yield from _images_too_large(ctx)
+
+
+def _listed(problems: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first MAX_LISTED_PROBLEMS problems, and one entry counting the rest, so a session
+    of millions of broken records is checked in the memory of a thousand problems."""
+    out: list[dict[str, Any]] = []
+    unlisted = 0
+    for problem in problems:
+        if len(out) < MAX_LISTED_PROBLEMS:
+            out.append(problem)
+        else:
+            unlisted += 1
+    if unlisted:
+        out.append({"kind": "unlisted", "message": unlisted_note(unlisted), "record": None,
+                    "count": unlisted})
+    return out
+
+
+def _images_too_large(ctx: Context) -> list[dict[str, Any]]:
+    """Images whose header gives more pixels than are safe to decode: no downscaling can bring
+    one under a provider's limit, so the image cannot be sent as stored."""
+    from sessionctx.providers import images
+
+    out = []
+    for i, j, data in images.stored_images(ctx.messages):
+        size = images.stored_dimensions(data)
+        if size is not None and not images.decode_pixels(size):
+            where = ctx.sources[i].of_block(j).to_json()
+            out.append({"kind": "image_too_large", "record": where,
+                        "message": f"image of {size[0]}x{size[1]} px is over "
+                                   f"{images.MAX_DECODE_PIXELS:,} pixels, too large to decode "
+                                   "safely, so it cannot be downscaled to any provider's "
+                                   "pixel limit"})
     return out
 
 
 def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[str, Any]:
     """The built body's violations, and those of the stored messages converted as they are."""
     from sessionctx.providers import naive_request, validate
+    from sessionctx.providers.capabilities import capability
+    from sessionctx.providers.policies.image_limits import over_pixel_limit
 
     req = _request(ctx, spec)
     stored = [r.view for r in loaded.records if r.kind == MESSAGE]
     naive = naive_request(stored, spec.provider, req.model, spec.system, spec.options()).body
+    as_stored = validate(naive, spec.provider, req.model)
+    as_stored += over_pixel_limit(stored, capability(spec.provider, req.model)[0])
     return {"name": spec.provider, "model": req.model,
             "violations": [v.to_json() for v in validate(
                 req.body, spec.provider, req.model, thinking=spec.thinking,
                 prefill=spec.prefill is not None)],
-            "as_stored": [v.to_json() for v in validate(naive, spec.provider, req.model)],
+            "as_stored": [v.to_json() for v in as_stored],
             "changes": [c.to_json() for c in req.changes],
             "undefined_tools": _undefined(req)}
 
@@ -164,43 +206,119 @@ def check(source: SessionSource, as_json: bool, options: BuildOptions,
           request: RequestSpec | None) -> None:
     """Say why the session at PATH cannot be sent as stored. Exit 0 ready, 1 not, 2 unreadable.
 
+    PATH may be a directory: each session file in it is checked (a Claude Code session's
+    folder: that session and its subagents' transcripts), and the exit code is the worst.
     With --provider, also validate the built request body and list what the stored history,
     converted as it is, would trigger at that provider.
     """
+    if source.path is not None and source.path != "-" and os.path.isdir(source.path):
+        sys.exit(_check_folder(source, as_json, options, request))
+    verdict = _verdict(source, options, request)
+    if as_json:
+        emit_json(verdict.out)
+    else:
+        _print_verdict(verdict)
+        _print_subagents(source, verdict.out["format"])
+    sys.exit(verdict.code)
+
+
+def _print_subagents(source: SessionSource, fmt: str) -> None:
+    """Where a Claude Code session's subagent transcripts are, so they are not forgotten."""
+    if fmt != "claude-code" or source.path is None:
+        return
+    from sessionctx.importers.claude_code import subagent_transcripts
+
+    beside = subagent_transcripts(source.path)
+    if beside:
+        folder = source.path[: -len(".jsonl")]
+        click.echo(f"{len(beside)} subagent transcript(s) beside this session: "
+                   f"`sessionctx check {folder}` checks them with it")
+
+
+class _Verdict(msgspec.Struct):
+    """One session's check: its exit code, its --json object, and what the text shows."""
+
+    code: int
+    out: dict[str, Any]
+    label: str
+    ctx: Context
+
+
+def _verdict(source: SessionSource, options: BuildOptions,
+             request: RequestSpec | None) -> _Verdict:
     loaded = load(source)
     ctx = loaded.context(options)
-    problems = problems_of(loaded, ctx)
-    report = None
-    if request is not None:
-        report = _provider_report(loaded, ctx, request)
-        name = request.provider
-        problems.extend({"kind": f"{name}: as stored", "message": v["message"],
-                         "record": None, "path": v["path"]} for v in report["as_stored"])
-        problems.extend({"kind": f"{name}: built body", "message": v["message"],
-                         "record": None, "path": v["path"]} for v in report["violations"])
-        problems.extend({"kind": f"{name}: undefined tool",
-                         "message": f"a call to tool {u['name']!r}, which the definitions do "
-                                    "not name", "record": u["record"]}
-                        for u in report["undefined_tools"])
+    report = _provider_report(loaded, ctx, request) if request is not None else None
+    problems = _listed(itertools.chain(problems_of(loaded, ctx), _provider_problems(report)))
     ok = not problems
-    if as_json:
-        out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems,
-                               "changes": [c.to_json() for c in ctx.changes],
-                               "pending_calls": [p.to_json() for p in ctx.pending_calls]}
-        if report is not None:
-            out["provider"] = report
-        emit_json(out)
+    out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems,
+                           "changes": [c.to_json() for c in ctx.changes],
+                           "pending_calls": [p.to_json() for p in ctx.pending_calls]}
+    if report is not None:
+        out["provider"] = report
+    return _Verdict(0 if ok else 1, out, loaded.label, ctx)
+
+
+def _provider_problems(report: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+    if report is None:
+        return
+    name = report["name"]
+    for v in report["as_stored"]:
+        yield {"kind": f"{name}: as stored", "message": v["message"], "record": None,
+               "path": v["path"]}
+    for v in report["violations"]:
+        yield {"kind": f"{name}: built body", "message": v["message"], "record": None,
+               "path": v["path"]}
+    for u in report["undefined_tools"]:
+        yield {"kind": f"{name}: undefined tool", "message": f"a call to tool {u['name']!r}, "
+               "which the definitions do not name", "record": u["record"]}
+
+
+def _print_verdict(verdict: _Verdict) -> None:
+    problems = verdict.out["problems"]
+    if verdict.out["ok"]:
+        click.echo(f"{verdict.label}: ready to send as stored ({len(verdict.ctx.messages)} "
+                   "messages)")
     else:
-        if ok:
-            click.echo(f"{loaded.label}: ready to send as stored ({len(ctx.messages)} messages)")
-        else:
-            click.echo(f"{loaded.label}: {len(problems)} problem(s) before it can be sent")
-            for problem in problems:
-                where = problem["record"]
-                label = Source(**where).label() if where else problem.get("path", "-")
-                click.echo(f"  {label:<16} {problem['kind']:<28} {problem['message']}")
-        _print_pending(ctx)
-    sys.exit(0 if ok else 1)
+        click.echo(f"{verdict.label}: {len(problems)} problem(s) before it can be sent")
+        for problem in problems:
+            where = problem["record"]
+            label = Source(**where).label() if where else problem.get("path", "-")
+            click.echo(f"  {label:<16} {problem['kind']:<28} {problem['message']}")
+    _print_pending(verdict.ctx)
+
+
+def _check_folder(source: SessionSource, as_json: bool, options: BuildOptions,
+                  request: RequestSpec | None) -> int:
+    """Check each session file of the directory at PATH; the worst exit code."""
+    from sessionctx.errors import SessionctxError
+    from sessionctx.folders import session_files
+
+    assert source.path is not None
+    files = session_files(source.path)
+    codes: list[int] = []
+    outs: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            verdict = _verdict(msgspec.structs.replace(source, path=path), options, request)
+        except SessionctxError as exc:
+            codes.append(2)
+            outs.append({"path": path, "exit": 2, "error": str(exc)})
+            if not as_json:
+                click.echo(f"sessionctx: {exc}", err=True)
+            continue
+        codes.append(verdict.code)
+        outs.append({"path": path, "exit": verdict.code, **verdict.out})
+        if not as_json:
+            _print_verdict(verdict)
+    worst = max(codes)
+    if as_json:
+        emit_json({"ok": worst == 0, "exit": worst, "files": outs})
+    else:
+        counts = [sum(c == code for c in codes) for code in (0, 1, 2)]
+        click.echo(f"{source.path}: {len(files)} session file(s): {counts[0]} ready, "
+                   f"{counts[1]} with problems, {counts[2]} unreadable")
+    return worst
 
 
 @main.command()

@@ -32,27 +32,38 @@ class _Bad(Exception):
 def read_literal(text: str) -> Any | None:
     """The value of the Python literal `text`, or None when it is not one this reader takes."""
     try:
-        return decoding.parse_text(_as_json(text))
+        return decoding.decode(_as_json(text))
     except (_Bad, decoding.Malformed):
         return None
 
 
-def _as_json(text: str) -> str:
-    """The JSON spelling of `text`: strings re-quoted, the text between them rewritten in one
-    pass. What is not a literal (a name, a call, an operator) stays as it is and the decoder
-    refuses it."""
+def _as_json(text: str) -> bytes:
+    """The JSON spelling of `text`: strings re-quoted, the text between them rewritten. What
+    is not a literal (a name, a call, an operator) stays as it is and the decoder refuses it.
+    Each piece is written out as it is found, so the rewrite holds one copy of the text, not
+    a list of its pieces."""
     if "\x00" in text:
-        raise _Bad  # never in a literal's text; it marks where the strings were below
-    pieces = _STRING.split(text)  # outside, string, outside, string, ..., outside
-    between = "\x00".join(pieces[0::2]).translate(_BRACKETS)
-    between = _TRAILING_COMMA.sub(r"\1", _WORD.sub(_word, between))
-    out = between.split("\x00")
-    strings = [json.dumps(_ESCAPE.sub(_unescape, s[1:-1]) if "\\" in s else s[1:-1])
-               for s in pieces[1::2]]
-    joined: list[str] = [""] * (len(out) + len(strings))
-    joined[0::2] = out
-    joined[1::2] = strings
-    return "".join(joined)
+        raise _Bad  # never in a literal's text
+    out = bytearray()
+    at = 0
+    for match in _STRING.finditer(text):
+        out += _between(text[at:match.start()])
+        quoted = match.group()
+        inner = quoted[1:-1]
+        if "\\" not in inner and '"' not in inner:
+            out += b'"' + inner.encode("utf-8", "surrogatepass") + b'"'
+        else:
+            out += json.dumps(_ESCAPE.sub(_unescape, inner) if "\\" in inner else inner
+                              ).encode()
+        at = match.end()
+    out += _between(text[at:])
+    return bytes(out)
+
+
+def _between(text: str) -> bytes:
+    """Text outside strings: tuples as arrays, True/False/None in JSON, no trailing commas."""
+    return _TRAILING_COMMA.sub(r"\1", _WORD.sub(_word, text.translate(_BRACKETS))).encode(
+        "utf-8", "surrogatepass")
 
 
 def _word(match: re.Match[str]) -> str:

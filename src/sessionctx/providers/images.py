@@ -10,6 +10,8 @@ import base64
 import binascii
 import io
 import struct
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 
 def decode(data: str) -> bytes | None:
@@ -18,6 +20,38 @@ def decode(data: str) -> bytes | None:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+HEAD_CHARS = 64 * 1024
+"""Base64 characters decoded to find an image's size: PNG, GIF and WebP give it in their first
+30 bytes, a JPEG after its metadata segments (decoded whole only when they run longer)."""
+
+
+def stored_dimensions(data: str) -> tuple[int, int] | None:
+    """(width, height) of a base64 image from its header, without decoding the image or, for
+    all but a JPEG with long metadata, more than its first HEAD_CHARS characters of base64."""
+    head = decode(data[:HEAD_CHARS]) if len(data) > HEAD_CHARS else None
+    size = dimensions(head) if head is not None else None
+    if size is None and (head is None or head[:2] == b"\xff\xd8"):
+        whole = decode(data)
+        size = dimensions(whole) if whole is not None else None
+    return size
+
+
+def stored_images(messages: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, int, str]]:
+    """(message index, block index, base64 data) of each image block of `messages`."""
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        if isinstance(content, list):
+            for j, block in enumerate(content):
+                if isinstance(block, dict) and block.get("type") == "image" and isinstance(
+                        block.get("data"), str):
+                    yield i, j, block["data"]
+
+
+def decode_pixels(size: tuple[int, int]) -> bool:
+    """Whether an image of `size` is small enough to decode safely."""
+    return size[0] * size[1] <= MAX_DECODE_PIXELS
 
 
 def dimensions(raw: bytes) -> tuple[int, int] | None:
@@ -78,7 +112,7 @@ class NotDownscaled(Exception):
 
 def downscale(raw: bytes, mime: str, limit: int, size: tuple[int, int]) -> bytes:
     """The image (of `size` by its header) shrunk to fit `limit` px on each side."""
-    if size[0] * size[1] > MAX_DECODE_PIXELS:
+    if not decode_pixels(size):
         raise NotDownscaled(f"is too large to decode safely (over {MAX_DECODE_PIXELS:,} "
                             "pixels)")
     try:

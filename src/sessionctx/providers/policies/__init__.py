@@ -93,7 +93,7 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
             thinking_as_text: bool = False) -> Prepared:
     """Turns ready for one provider's renderer, with every change logged; with
     `thinking_as_text`, reasoning that cannot be replayed is sent as plain text."""
-    prep = Prepared([], [system] if system else [], sources)
+    prep = Prepared([], [system] if system else [], sources, messages=messages)
     reader = Reader(prep, cap, repair, model, thinking_as_text)
     prep.turns = reader.read(messages)
     if not repair:

@@ -58,6 +58,6 @@ def limit_documents(prep: Prepared, read: list[ReadDocument], results: Results,
 def _omit(prep: Prepared, doc: Block, index: int, why: str) -> None:
     replacement = documents.note(doc, why)
     prep.log(documents.DOCUMENT_OMITTED, f"the document {why}; a note stands in for it",
-             index, name=documents.label(doc))
+             index, block=doc, name=documents.label(doc))
     doc.clear()
     doc.update(replacement)

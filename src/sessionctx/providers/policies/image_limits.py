@@ -10,10 +10,12 @@ from __future__ import annotations
 import base64
 
 from sessionctx.changes import ChangeKind
+from sessionctx.messages import Message
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import Results
 from sessionctx.providers.policies.turns import Block, Prepared
+from sessionctx.providers.violations import Violation
 
 IMAGE_OVER_LIMIT = ChangeKind.IMAGE_OVER_LIMIT
 IMAGE_DOWNSCALED = ChangeKind.IMAGE_DOWNSCALED
@@ -36,7 +38,7 @@ def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
             _to_note(image, f"[image omitted: {cap.provider} does not accept images in "
                      "assistant messages]")
             prep.log(IMAGE_OMITTED, "'image' blocks are not permitted within assistant turns",
-                     index)
+                     index, block=image)
         elif result is None or results.get(result["id"], (0, None))[1] is result:
             found.append((image, index))
     limit = cap.max_images
@@ -45,13 +47,34 @@ def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
         _to_note(image, f"[image omitted: the request is over {cap.provider}'s limit of "
                  f"{limit} images]")
         prep.log(IMAGE_OVER_LIMIT, f"more than {limit} images per request; the oldest were "
-                 "replaced by a note", index)
-    kept = len(found) - over
-    px = cap.max_image_px
-    if cap.many_images is not None and kept > cap.many_images and cap.many_image_px:
-        px = cap.many_image_px
+                 "replaced by a note", index, block=image)
+    px = pixel_limit(cap, len(found) - over)
     for image, index in found[over:]:
         _check_image(prep, image, index, cap, px)
+
+
+def pixel_limit(cap: Capability, count: int) -> int | None:
+    """The most pixels per side an image may have in a request holding `count` images."""
+    if cap.many_images is not None and count > cap.many_images and cap.many_image_px:
+        return cap.many_image_px
+    return cap.max_image_px
+
+
+def over_pixel_limit(messages: list[Message], cap: Capability) -> list[Violation]:
+    """Each image of `messages` (as stored) whose header gives more pixels per side than the
+    provider takes: such a request is refused, and the image fails every later turn too."""
+    found = list(images.stored_images(messages))
+    px = pixel_limit(cap, len(found))
+    out: list[Violation] = []
+    if px is None:
+        return out
+    for i, j, data in found:
+        size = images.stored_dimensions(data)
+        if size is not None and max(size) > px:
+            out.append(Violation(f"messages[{i}].content[{j}]",
+                                 f"image of {size[0]}x{size[1]} px is over {cap.provider}'s "
+                                 f"limit of {px} px per side"))
+    return out
 
 
 def _to_note(image: Block, note: str) -> None:
@@ -64,12 +87,13 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
     mime = image["mimeType"]
     if mime not in cap.image_types:
         _to_note(image, f"[image omitted: type {mime} is not accepted]")
-        prep.log(IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index)
+        prep.log(IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index,
+                 block=image)
         return
     raw = images.decode(image["data"])
     if raw is None:
         _to_note(image, "[image omitted: the stored data is not valid base64]")
-        prep.log(IMAGE_OMITTED, "image data is not valid base64", index)
+        prep.log(IMAGE_OMITTED, "image data is not valid base64", index, block=image)
         return
     if px is None:
         return
@@ -81,9 +105,9 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
     except images.NotDownscaled as why:
         _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
         prep.log(IMAGE_OMITTED, f"image of {size[0]}x{size[1]} px is over the {px} px limit "
-                 f"and {why}", index)
+                 f"and {why}", index, block=image)
         return
     image["data"] = base64.b64encode(smaller).decode()
     prep.log(IMAGE_DOWNSCALED, f"image of {size[0]}x{size[1]} px is over the {px} px limit",
-             index, width=size[0], height=size[1], limit=px)
+             index, block=image, width=size[0], height=size[1], limit=px)
 

@@ -75,7 +75,7 @@ class Placement:
                             lost = True
                             prep.log(CALL_WITHOUT_RESULT, "every tool call needs its result "
                                      "in the next message; this call has none", index,
-                                     id=block["id"])
+                                     block=block, id=block["id"])
                         else:
                             placed.append(found)
                 if lost:

@@ -254,11 +254,13 @@ class Reader:
             data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
             if isinstance(data, str) and isinstance(mime, str):
                 image = {"type": "image", "data": data, "mimeType": mime}
+                self.prep.copied[id(image)] = block
                 self.images.append((image, i, result, assistant))
                 return image
         elif kind in DOCUMENT_KINDS:
             doc = documents.read(block)
             if doc is not None:
+                self.prep.copied[id(doc)] = block
                 self.documents.append((doc, i, result, assistant))
                 return doc
         if not self.repair:
@@ -267,7 +269,7 @@ class Reader:
         if isinstance(text, str) and text.strip():
             return {"type": "text", "text": text}
         self.prep.log(UNSUPPORTED_BLOCK, f"block of type {kind!r} has no equivalent in "
-                      "provider requests", i)
+                      "provider requests", i, block=block)
         return None
 
     def _foreign(self) -> bool:
@@ -300,7 +302,7 @@ class Reader:
             canonical = False
             if item_id is not None:
                 if self._foreign():
-                    log_item_removed(self.prep, i, item_id)
+                    log_item_removed(self.prep, i, item_id, block)
                     item_id = None
                 else:
                     self.bound.add(i)
@@ -321,34 +323,36 @@ class Reader:
                 canonical = False
                 if why is not None:
                     self.prep.log(ARGUMENTS_REPAIRED, f"call arguments {why}; the stored text "
-                                  f"is kept under {RAW_ARGUMENTS_KEY!r}", i, id=call_id)
+                                  f"is kept under {RAW_ARGUMENTS_KEY!r}", i, block=block,
+                                  id=call_id)
             if name not in self.good_names:
-                name = self._name(name, i)
+                name = self._name(name, i, block)
                 canonical = canonical and name is block.get("name")
             if call_id is None:
                 canonical = False
             else:
-                wire = self._open(call_id, name, i)
+                wire = self._open(call_id, name, i, block)
                 canonical = canonical and wire is call_id
             self.calls.append(wire)
         if canonical and ITEM_ID not in block:
             return block
         call: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
+        self.prep.copied[id(call)] = block
         if item_id is not None:
             call[ITEM_ID] = item_id
         if signature is not None:
             call["thoughtSignature"] = signature
         return call
 
-    def _open(self, call_id: str, name: str, i: int) -> str:
+    def _open(self, call_id: str, name: str, i: int, block: Block) -> str:
         """The id the call goes out with, opened with its name for the results that follow."""
         if call_id in self.seen:
-            wire = self._wire_id(call_id, i)
+            wire = self._wire_id(call_id, i, block)
         elif call_id in self.used or len(call_id) > self.cap.id_max_len or \
                 not self.id_fits(call_id):
             self.seen.add(call_id)
             wire = self._rewritten(call_id, rewritten_id(call_id, self.cap.id_max_len,
-                                                         self.used), i)
+                                                         self.used), i, block)
         else:
             wire = call_id
             self.seen.add(call_id)
@@ -360,29 +364,29 @@ class Reader:
             queue.append((wire, name))
         return wire
 
-    def _name(self, name: str | None, i: int) -> str:
+    def _name(self, name: str | None, i: int, block: Block) -> str:
         if name is not None and TOOL_NAME.fullmatch(name):
             self.good_names.add(name)
             return name
         new = tool_name(name)
         self.prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$", i,
-                      old=name, new=new)
+                      block=block, old=name, new=new)
         return new
 
-    def _wire_id(self, call_id: str, i: int) -> str:
+    def _wire_id(self, call_id: str, i: int, block: Block) -> str:
         """The id for a reused call id."""
         n = self.renamed.get(call_id, 1) + 1
         self.renamed[call_id] = n
         unique = f"{call_id}_{n}"
         self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
-                      old=call_id, new=unique)
+                      block=block, old=call_id, new=unique)
         return self._rewritten(unique, id_map_entry(unique, self.id_fits, self.cap.id_max_len,
-                                                    self.used), i)
+                                                    self.used), i, block)
 
-    def _rewritten(self, unique: str, wire: str, i: int) -> str:
+    def _rewritten(self, unique: str, wire: str, i: int, block: Block) -> str:
         """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
         if wire != unique:
-            self.prep.log(ID_REWRITTEN, self.id_reason, i, old=unique, new=wire)
+            self.prep.log(ID_REWRITTEN, self.id_reason, i, block=block, old=unique, new=wire)
         self.used.add(wire)
         return wire
 

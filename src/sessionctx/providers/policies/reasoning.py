@@ -47,9 +47,10 @@ def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str 
                  index, count=converted)
 
 
-def log_item_removed(prep: Prepared, index: int | None, item_id: str) -> None:
+def log_item_removed(prep: Prepared, index: int | None, item_id: str,
+                     block: Block | None = None) -> None:
     prep.log(REASONING_ID_REMOVED, "a function_call item id needs its reasoning item, which is "
-             "not replayed; call_id still pairs the result", index, id=item_id)
+             "not replayed; call_id still pairs the result", index, block=block, id=item_id)
 
 
 def canonical_thinking(block: Block) -> Block:
@@ -141,7 +142,7 @@ class Replay:
                 drop_signature = "thoughtSignature" in block and \
                     not signature_fits(block["thoughtSignature"], self.cap)
                 if drop_item:
-                    log_item_removed(self.prep, index, block[ITEM_ID])
+                    log_item_removed(self.prep, index, block[ITEM_ID], block)
                 if drop_item or drop_signature:
                     block = dict(block)
                     if drop_item:

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, NamedTuple, TypedDict
 import msgspec
 
 from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.messages import Message
 
 # A block of a turn: one of the native shapes of sessionctx.messages (TextBlock, ImageBlock,
 # DocumentBlock, ThinkingBlock with every key set, CallBlock) or one of the two below.
@@ -68,14 +69,33 @@ class Prepared:
     repaired: bool = True
     # the cache breakpoints the renderer carried into the body, when it counts them (Anthropic)
     cache_marks: int | None = None
+    # the messages the turns were read from, and for a block the reader copied, the stored
+    # block it copied (by the copy's id): what a change about one block looks its line up by
+    messages: list[Message] | None = None
+    copied: dict[int, Block] = field(default_factory=dict)
 
-    def log(self, kind: ChangeKind, reason: str, index: int | None = None,
-            **detail: Any) -> None:
-        """A change concerning the message at `index` (None: the request as a whole)."""
+    def log(self, kind: ChangeKind, reason: str, index: int | None = None, *,
+            block: Block | None = None, **detail: Any) -> None:
+        """A change concerning the message at `index` (None: the request as a whole), and
+        within it `block` (a stored block, or the reader's copy of one), so that the change
+        names the line that block came from when the message was joined from several."""
         sources = self.sources
         source = sources[index] if sources is not None and index is not None and \
             index < len(sources) else None
+        if block is not None and source is not None and source.block_lines is not None:
+            source = source.of_block(self._position(index, block))
         self.changes.append(Change(kind, reason, source, index, detail))
+
+    def _position(self, index: int | None, block: Block) -> int:
+        """Where `block` stands in the content of message `index` (past its end if not)."""
+        stored = self.copied.get(id(block), block)
+        content = self.messages[index].get("content") if self.messages is not None and \
+            index is not None else None
+        if isinstance(content, list):
+            for i, held in enumerate(content):
+                if held is stored:
+                    return i
+        return len(content) if isinstance(content, list) else 0
 
     def system_text(self) -> str:
         """The system prompt parts as one text, blank parts left out."""

@@ -1,0 +1,51 @@
+"""The peak memory of `check` stays within README's bound: a multiple of the input size.
+
+Each input is checked in a fresh process and the peak of what Python allocates while `check`
+runs (tracemalloc) is divided by the input size: a ratio of sizes, not a timing, and the same
+on every run of the same code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.bench_memory import grow, measure
+from tests.conftest import FIXTURES, ROOT
+
+# README, "Commands": peak memory of check, as a multiple of the input size (plus a constant)
+SESSION_BOUND = 15  # a session of ordinary messages
+ANY_BOUND = 100  # any input at all
+SIZE = 2 * 1024 * 1024
+
+
+def _ratio(tmp_path: Path, raw: bytes) -> float:
+    path = tmp_path / "input"
+    path.write_bytes(raw)
+    measured = measure(str(path), None)
+    assert not isinstance(measured, str), measured
+    peak, code, ok = measured
+    assert ok and code in (0, 1, 2)
+    return peak / len(raw)
+
+
+@pytest.mark.parametrize("fixture", [
+    FIXTURES / "claude-code" / "06381696-0074-49f8-863e-6ad4fac507f9.jsonl",
+    next((FIXTURES / "codex").glob("rollout-*.jsonl")),
+])
+def test_a_real_session_grown_stays_within_the_session_bound(tmp_path: Path,
+                                                             fixture: Path) -> None:
+    assert _ratio(tmp_path, grow(fixture.read_bytes(), SIZE)) < SESSION_BOUND
+
+
+SMALL = 256 * 1024  # inputs of tiny objects: enough of them for the ratio to settle
+
+
+@pytest.mark.parametrize("raw", [
+    grow((ROOT / "tests" / "robustness" / "role-object.jsonl").read_bytes(), 2 * SMALL),
+    b"{}\n" * (SMALL // 3),  # the worst input known: nothing but the smallest object
+    b'{"role":"user"}\n' * (SMALL // 16),  # a message with nothing in it, each a problem
+], ids=["broken records", "empty objects", "empty messages"])
+def test_any_input_grown_stays_within_the_bound(tmp_path: Path, raw: bytes) -> None:
+    assert _ratio(tmp_path, raw) < ANY_BOUND
