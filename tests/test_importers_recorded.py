@@ -19,8 +19,10 @@ from sessionctx.importers.common import server_block
 from sessionctx.importers.detect import decode_document, detect
 from sessionctx.inputs import read_input
 from sessionctx.providers import BuildRequestOptions, build_request, validate
+from sessionctx.providers.policies.reasoning import AFTER_TEXT, FOREIGN
 from sessionctx.records import MESSAGE, ReadResult
 from tests.conftest import FIXTURES
+from tests.sdk_types import sdk_check
 from tests.test_importers_anthropic import assert_every_body_valid, counts, raw_counts
 from tests.test_importers_fixtures import imported_counts
 from tests.test_importers_openai_responses import (
@@ -147,34 +149,116 @@ def leading_reasoning(items: list[Obj]) -> list[Obj]:
     return out
 
 
+def item_kinds(items: list[Obj]) -> list[str]:
+    return [i.get("type", "message") for i in items]
+
+
+SERVER_KINDS = ("web_search_call", "code_interpreter_call", "mcp_call", "mcp_list_tools")
+
+
+def assert_own_items_back(ctx: Context, items: list[Obj], model: str) -> None:
+    """Built for the model that wrote them, the items go back as they were sent: every
+    reasoning item by its id and encrypted_content, every server-run item as itself, in
+    their order, nothing dropped; the body validates here and against the SDK's types."""
+    req = build_request(ctx, "openai-responses", model)
+    sent = req.body["input"]
+    assert item_kinds(sent) == item_kinds(items)
+    assert [(i["id"], i["encrypted_content"]) for i in sent if i["type"] == "reasoning"] == [
+        (r["id"], r["encrypted_content"]) for r in items if r.get("type") == "reasoning"]
+    assert [i for i in sent if i["type"] in SERVER_KINDS] == [
+        i for i in items if i.get("type") in SERVER_KINDS]
+    assert ChangeKind.THINKING_DROPPED not in [c.kind for c in req.changes]
+    assert validate(req.body, "openai-responses", model) == []
+    sdk_check("openai-responses", req.body)
+
+
+def assert_text_elsewhere(ctx: Context, items: list[Obj], model: str) -> None:
+    """For another model the server-run items are text and the reasoning is dropped, the
+    change saying why; the body still validates."""
+    req = build_request(ctx, "openai-responses", model)
+    sent = req.body["input"]
+    assert not [i for i in sent if i["type"] == "reasoning" or i["type"] in SERVER_KINDS]
+    for item in items:
+        if item.get("type") in SERVER_KINDS:
+            assert f"[{item['type']} {item['id']}" in json.dumps(sent)
+    dropped = [c for c in req.changes if c.kind == ChangeKind.THINKING_DROPPED]
+    assert sum(c.detail.get("count", 1) for c in dropped) == item_kinds(items).count("reasoning")
+    assert all(c.reason.endswith(FOREIGN) for c in dropped)
+    assert validate(req.body, "openai-responses", model) == []
+    sdk_check("openai-responses", req.body)
+
+
 @pytest.mark.parametrize("path", [p for p in RESPONSES if any(
     i.get("type") == "reasoning" for i in responses_body(p)["input"])], ids=lambda p: p.stem)
-def test_the_same_model_gets_the_recorded_reasoning_back(tmp_path: Path, path: Path) -> None:
-    """Reasoning that opens its turn goes back with its id and encrypted_content; reasoning
-    after a server-run item (sent as text) would not come first in its turn: dropped, and
-    the change says so."""
+def test_the_same_model_gets_the_recorded_items_back(tmp_path: Path, path: Path) -> None:
+    """What the agent sent and the API took goes back to the same model whole: reasoning
+    after a server-run item too, as the API asks only that reasoning be followed by the item
+    it produced."""
     body = responses_body(path)
-    stored = [i for i in body["input"] if i.get("type") == "reasoning"]
-    leading = leading_reasoning(body["input"])
     ctx = build_context(read_input(str(write(tmp_path, "r.json", body))).records)
-    req = build_request(ctx, "openai-responses", body["model"])
-    sent = [i for i in req.body["input"] if i["type"] == "reasoning"]
-    assert [(i["id"], i["encrypted_content"]) for i in sent] == [
-        (r["id"], r["encrypted_content"]) for r in leading]
-    dropped = [c for c in req.changes if c.kind == ChangeKind.THINKING_DROPPED]
-    assert sum(c.detail.get("count", 1) for c in dropped) == len(stored) - len(leading)
-    assert all(c.reason.endswith("it would not come first in its turn") for c in dropped)
-    assert validate(req.body, "openai-responses", body["model"]) == []
-    other = build_request(ctx, "openai-responses", "gpt-4.1")
-    assert not [i for i in other.body["input"] if i["type"] == "reasoning"]
-    assert ChangeKind.THINKING_DROPPED in [c.kind for c in other.changes]
+    assert_own_items_back(ctx, body["input"], body["model"])
+    assert_text_elsewhere(ctx, body["input"], "gpt-4.1")
 
 
-def test_most_recorded_reasoning_opens_its_turn() -> None:
+def test_half_the_recorded_reasoning_follows_another_item_of_its_turn() -> None:
+    """Why reasoning may not have to come first in its turn: in the real recordings half of
+    it comes after a server-run item."""
     stored = [i for p in RESPONSES for i in responses_body(p)["input"]
               if i.get("type") == "reasoning"]
     leading = [i for p in RESPONSES for i in leading_reasoning(responses_body(p)["input"])]
     assert (len(stored), len(leading)) == (8, 4)
+
+
+def mcp_turn(list_id: str | None = "mcpl_1") -> list[Obj]:
+    """A user question, then a turn: mcp_list_tools, reasoning, mcp_call, reasoning, message."""
+    listed: Obj = {"type": "mcp_list_tools", "server_label": "docs", "tools": [
+        {"name": "ask", "input_schema": {"type": "object"}}]}
+    if list_id is not None:
+        listed["id"] = list_id
+    return [
+        {"role": "user", "content": "What does the README say?"},
+        listed,
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA1"},
+        {"type": "mcp_call", "id": "mcp_1", "server_label": "docs", "name": "ask",
+         "arguments": "{\"q\": \"readme\"}", "output": "It says hello.",
+         "status": "completed"},
+        {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "gAAA2"},
+        {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+         "content": [{"type": "output_text", "text": "It says hello.", "annotations": []}]},
+        {"role": "user", "content": "Thanks."}]
+
+
+def test_a_built_mcp_turn_goes_back_whole_to_its_model(tmp_path: Path) -> None:
+    items = mcp_turn()
+    path = write(tmp_path, "r.json", {"model": "o4-mini", "input": items})
+    ctx = build_context(read_input(str(path), "openai-responses").records)
+    assert_own_items_back(ctx, items, "o4-mini")
+    assert_text_elsewhere(ctx, items, "gpt-5.1")
+    anthropic = json.dumps(build_request(ctx, "anthropic").body)
+    assert "[mcp_list_tools mcpl_1]" in anthropic and "responsesItem" not in anthropic
+
+
+def test_reasoning_before_a_server_item_that_must_be_text_is_dropped(tmp_path: Path) -> None:
+    """A server-run item without an id cannot go back as itself: it goes as text, and the
+    reasoning before it (not first in its turn), which needs it, is dropped, the change naming
+    why; the reasoning after it goes back."""
+    items = mcp_turn(list_id=None)
+    items[1:1] = [{"type": "message", "role": "assistant", "content": "Looking it up."},
+                  {"type": "reasoning", "id": "rs_0", "summary": [],
+                   "encrypted_content": "gAAA0"}]
+    path = write(tmp_path, "r.json", {"model": "o4-mini", "input": items})
+    ctx = build_context(read_input(str(path), "openai-responses").records)
+    req = build_request(ctx, "openai-responses", "o4-mini")
+    sent = req.body["input"]
+    assert item_kinds(sent) == ["message", "message", "reasoning", "mcp_call", "reasoning",
+                                "message", "message"]
+    assert sent[1]["content"].startswith("Looking it up.")
+    assert "[mcp_list_tools]" in sent[1]["content"]
+    assert [i["id"] for i in sent if i["type"] == "reasoning"] == ["rs_1", "rs_2"]
+    dropped = [c for c in req.changes if c.kind == ChangeKind.THINKING_DROPPED]
+    assert len(dropped) == 1 and dropped[0].reason.endswith(AFTER_TEXT)
+    assert validate(req.body, "openai-responses", "o4-mini") == []
+    sdk_check("openai-responses", req.body)
 
 
 def test_server_run_items_reach_other_providers_as_text(tmp_path: Path) -> None:

@@ -25,6 +25,10 @@ class TextBlock(TypedDict):
     type: Literal["text"]
     # every importer; the context's notes. Read by `text_of`, `has_substance`, every renderer.
     text: str
+    # importers/responses_items.py: the Responses item a server-run tool call's text stands
+    # for, as it was stored. Read by providers/policies/reasoning.py `server_items`, which
+    # sends it back as that item to the model that ran it.
+    responsesItem: NotRequired[dict[str, Any]]
 
 
 class ImageBlock(TypedDict):

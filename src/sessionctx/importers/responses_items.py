@@ -8,7 +8,8 @@ message. Reasoning becomes a thinking block whose thinkingSignature is the JSON-
 encrypted_content, to the model that wrote it. An item the server ran and answered itself (web
 search, file search, code interpreter, image generation, MCP) needs no output: it becomes a
 text block saying what it held, so it reaches every provider and never reads as a dangling
-call. Items with nothing a model reads (item references, compaction blobs, settings) are left
+call; in a turn of a named model the block keeps the item too (`responsesItem`), which goes
+back as it is to that model, as Codex and the Agents SDK send it. Items with nothing a model reads (item references, compaction blobs, settings) are left
 to the caller, who keeps them as context rows.
 
 `Turns` groups consecutive model items into one assistant message, as one Responses turn;
@@ -278,7 +279,10 @@ class Turns:
             self.names[call_id] = block["name"]
             self.turn.append(block)
         else:
-            self.turn.append(server_block(item, lost))
+            block = server_block(item, lost)
+            if self.model:  # the model that ran it may take the item itself back
+                block["responsesItem"] = item
+            self.turn.append(block)
         self.turn_items.append(item)
         self.block_items.extend([item] * (len(self.turn) - len(self.block_items)))
         return True

@@ -1,5 +1,5 @@
 """OpenAI Responses: `{"input", "instructions"?}` as message, function_call, function_call_output
-and reasoning items."""
+and reasoning items, and the server-run items a turn of the target model goes back with."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from sessionctx import decoding
 from sessionctx.messages import CallBlock, ThinkingBlock
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.reasoning import reasoning_item
+from sessionctx.providers.policies.reasoning import SERVER_ITEM_TYPES, reasoning_item
 from sessionctx.providers.policies.turns import (
     ITEM_ID,
     RESULT,
+    SERVER_ITEM,
     Block,
     Prepared,
+    ServerItemBlock,
     data_url,
     json_text,
     raw,
@@ -59,6 +61,8 @@ def _assistant_items(blocks: list[Block], out: list[dict[str, Any]]) -> None:
             if native.get(ITEM_ID):
                 call["id"] = native[ITEM_ID]
             out.append(call)
+        elif kind == SERVER_ITEM:
+            out.append(dict(cast(ServerItemBlock, block)["item"]))
         elif kind == "thinking":
             signature = cast(ThinkingBlock, block)["thinkingSignature"]
             item = reasoning_item(signature or "") or {
@@ -154,12 +158,14 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
         elif kind == "reasoning":
             if not item.get("encrypted_content") and not str(item.get("id", "")).startswith("rs_"):
                 out.append(Violation(path, "reasoning items need their id and encrypted_content"))
-            if nxt is None or nxt.get("type") not in ("message", "function_call", "reasoning") \
-                    or (nxt.get("type") == "message" and nxt.get("role") != "assistant"):
+            if nxt is None or not _model_item(nxt):
                 out.append(Violation(path, f"Item '{item.get('id')}' of type 'reasoning' was "
                                      "provided without its required following item"))
         elif kind == "message":
             _check_message(item, path, out)
+        elif kind in SERVER_ITEM_TYPES:
+            if not isinstance(item.get("id"), str) or not item["id"]:
+                out.append(Violation(f"{path}.id", f"an item of type {kind!r} needs its id"))
         else:
             out.append(Violation(path, f"unsupported item type {kind!r}"))
     for cid, at in calls.items():
@@ -171,10 +177,18 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     return out
 
 
+def _model_item(item: dict[str, Any]) -> bool:
+    """An item the model wrote, other than reasoning's: what reasoning may be followed by
+    (another reasoning item too)."""
+    kind = item.get("type")
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return kind in ("function_call", "reasoning") or kind in SERVER_ITEM_TYPES
+
+
 def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
     j = i - 1
-    while j >= 0 and items[j].get("type") in ("function_call", "message") and \
-            items[j].get("role", "assistant") == "assistant":
+    while j >= 0 and _model_item(items[j]) and items[j].get("type") != "reasoning":
         j -= 1
     return j >= 0 and items[j].get("type") == "reasoning"
 

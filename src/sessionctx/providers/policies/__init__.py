@@ -6,7 +6,7 @@ module per concern of provider-rules.md, each keyed off the capability row of th
 | turns and the block shapes           | turns.py       |
 | reading: ids, names, arguments       | reading.py     |
 | result placement                     | placement.py   |
-| reasoning replay                     | reasoning.py   |
+| reasoning replay, own Responses items | reasoning.py   |
 | image limits                         | image_limits.py|
 | document limits                      | document_limits.py |
 | roles and system messages            | roles.py       |
@@ -102,6 +102,8 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound)
     placement = Placement(prep, reader.results, reader.reasoning, replay)
     prep.turns = placement.settle(reader.settle) if reader.regular else placement.run()
+    if cap.provider == "openai-responses":
+        prep.turns = replay.server_items(prep.turns)
     limit_images(prep, reader.images, reader.results, cap)
     if reader.documents:
         limit_documents(prep, reader.documents, reader.results, cap)

@@ -5,6 +5,11 @@ The reader drops the reasoning of another API or model as it reads; what is left
 once a turn's calls are known: leading reasoning with a signature the provider takes is
 replayed, other reasoning is dropped or, by option, sent as plain text, and item ids on calls
 stand or fall with it.
+
+A Responses turn going back to the model that wrote it goes back as its own items, in their
+order: server-run items (web search, MCP, code interpreter, ...) as they were stored, not as
+text. The API asks only that a reasoning item be followed by the item it produced, so there
+reasoning may stand anywhere in its turn, as long as what follows it goes back as itself.
 """
 
 from __future__ import annotations
@@ -17,7 +22,14 @@ from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import Message, TextBlock, ThinkingBlock
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.turns import ITEM_ID, Block, Prepared, string
+from sessionctx.providers.policies.turns import (
+    ITEM_ID,
+    Block,
+    Prepared,
+    ServerItemBlock,
+    Turn,
+    string,
+)
 
 THINKING_DROPPED = ChangeKind.THINKING_DROPPED
 THINKING_AS_TEXT = ChangeKind.THINKING_AS_TEXT
@@ -34,6 +46,34 @@ def own_reasoning(api: str | None, model: str | None, cap: Capability, target: s
 
 
 FOREIGN = "reasoning goes back only to the API and model that produced it"
+NOT_FIRST = "it would not come first in its turn"
+AFTER_TEXT = "the server-run item that followed it goes as text (it has no id), not as itself"
+
+# The server-run items the Responses API takes back as input items (the SDK's input item
+# types; each needs its id). An MCP approval request stays text: its answer is a user's item.
+SERVER_ITEM_TYPES = frozenset({"web_search_call", "file_search_call", "code_interpreter_call",
+                               "image_generation_call", "mcp_call", "mcp_list_tools"})
+
+
+def own_items(api: str | None, model: str | None, cap: Capability, target: str) -> bool:
+    """Whether a Responses turn goes back to `target` as its own items: to the model that
+    wrote it, as its reasoning does."""
+    return cap.provider == "openai-responses" and own_reasoning(api, model, cap, target)
+
+
+def server_item(block: Block) -> dict[str, Any] | None:
+    """The Responses item a server-run call's text block stands for, when it can go back as
+    that item (a kind the API takes as input, with its id); None otherwise."""
+    item = block.get("responsesItem") if block["type"] == "text" else None
+    if isinstance(item, dict) and item.get("type") in SERVER_ITEM_TYPES and \
+            isinstance(item.get("id"), str):
+        return item
+    return None
+
+
+def stays_text(block: Block | None) -> bool:
+    """A server-run call's text block that cannot go back as its item."""
+    return block is not None and "responsesItem" in block and server_item(block) is None
 
 
 def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str | None,
@@ -167,28 +207,35 @@ class Replay:
 
     def _thinking(self, blocks: list[Block], index: int | None, api: str | None,
                   model: str | None) -> tuple[list[Block], bool]:
-        """Keeps the leading reasoning the provider can replay; says whether any was kept."""
+        """Keeps the reasoning the provider can replay: leading reasoning, and in a turn that
+        goes back as its own items any reasoning whose following item goes back as itself;
+        says whether any was kept."""
         kept: list[Block] = []
         dropped = converted = 0
         leading = True
         replay = False
         why = FOREIGN
-        last = len(blocks) - 1  # the last block that is not reasoning
-        while last >= 0 and blocks[last]["type"] == "thinking":
-            last -= 1
+        anywhere = own_items(api, model, self.cap, self.model)
+        after: list[Block | None] = [None] * len(blocks)  # the first non-reasoning block after
+        following: Block | None = None
+        for k in range(len(blocks) - 1, -1, -1):
+            after[k] = following
+            if blocks[k]["type"] != "thinking":
+                following = blocks[k]
         for k, block in enumerate(blocks):
             if block["type"] != "thinking":
                 leading = False
                 kept.append(block)
                 continue
-            followed = k < last
+            nxt = after[k]
             cause = not_replayable(block, api, model, self.cap, self.model)
-            if leading and followed and cause is None:
+            if nxt is not None and cause is None and (
+                    leading or (anywhere and not stays_text(nxt))):
                 kept.append(block)
                 replay = True
                 continue
-            why = cause or ("it would not come first in its turn" if not leading else
-                            "nothing of its turn follows it")
+            why = cause or ("nothing of its turn follows it" if nxt is None else
+                            AFTER_TEXT if anywhere else NOT_FIRST)
             if self.as_text and block["thinking"].strip():
                 kept.append({"type": "text", "text": block["thinking"]})
                 converted += 1
@@ -198,3 +245,29 @@ class Replay:
         log_thinking(self.prep, index, api, model, self.cap, self.model, dropped, converted,
                      why)
         return kept, replay
+
+    def server_items(self, turns: list[Turn]) -> list[Turn]:
+        """Server-run calls go back to the model that ran them as their own items, where
+        their reasoning stood around them; every other target reads their text."""
+        out = turns
+        for position, (role, blocks, index) in enumerate(turns):
+            if role != "assistant" or index is None:
+                continue
+            message = self.messages[index]
+            if not own_items(string(message.get("api")), string(message.get("model")),
+                             self.cap, self.model):
+                continue
+            replaced = [_as_item(b) for b in blocks]
+            if any(new is not old for new, old in zip(replaced, blocks)):
+                if out is turns:
+                    out = list(turns)
+                out[position] = Turn(role, replaced, index)
+        return out
+
+
+def _as_item(block: Block) -> Block:
+    item = server_item(block)
+    if item is None:
+        return block
+    sent: ServerItemBlock = {"type": "serverItem", "item": item}  # SERVER_ITEM
+    return cast(Block, sent)

@@ -30,9 +30,10 @@ class Turn(NamedTuple):
     message_index: int | None  # the context message it came from; None for one sessionctx added
 
 
-# Block types the reader adds to the native ones.
+# Block types the reader adds to the native ones, and the one reasoning.py `server_items` does.
 RESULT = "toolResult"
 RAW = "raw"
+SERVER_ITEM = "serverItem"
 # on a toolCall block: the Responses item id split from its id (messages.py `CallBlock`)
 ITEM_ID: Final = "_sessionctx_item_id"
 
@@ -52,6 +53,14 @@ class RawBlock(TypedDict):
 
     type: Literal["raw"]
     block: dict[str, Any]
+
+
+class ServerItemBlock(TypedDict):
+    """A server-run tool call that goes back to the model that ran it as its own Responses
+    item (the text block it came from stands for it everywhere else)."""
+
+    type: Literal["serverItem"]
+    item: dict[str, Any]
 
 
 # Kinds of change about block shapes and empty turns.
