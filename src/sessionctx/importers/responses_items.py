@@ -9,8 +9,9 @@ encrypted_content, to the model that wrote it. An item the server ran and answer
 search, file search, code interpreter, image generation, MCP) needs no output: it becomes a
 text block saying what it held, so it reaches every provider and never reads as a dangling
 call; in a turn of a named model the block keeps the item too (`responsesItem`), which goes
-back as it is to that model, as Codex and the Agents SDK send it. Items with nothing a model reads (item references, compaction blobs, settings) are left
-to the caller, who keeps them as context rows.
+back as it is to that model, as Codex and the Agents SDK send it. Items with nothing a model
+reads (item references, compaction blobs, settings) are left to the caller, who keeps them as
+context rows.
 
 `Turns` groups consecutive model items into one assistant message, as one Responses turn;
 `item_message` maps one item to one message, for a caller that must keep that mapping exact.

@@ -258,7 +258,7 @@ class Replay:
                              self.cap, self.model):
                 continue
             replaced = [_as_item(b) for b in blocks]
-            if any(new is not old for new, old in zip(replaced, blocks)):
+            if any(new is not old for new, old in zip(replaced, blocks, strict=True)):
                 if out is turns:
                     out = list(turns)
                 out[position] = Turn(role, replaced, index)
