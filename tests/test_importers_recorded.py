@@ -19,7 +19,7 @@ from sessionctx.importers.common import server_block
 from sessionctx.importers.detect import decode_document, detect
 from sessionctx.inputs import read_input
 from sessionctx.providers import BuildRequestOptions, build_request, validate
-from sessionctx.providers.policies.reasoning import AFTER_TEXT, FOREIGN
+from sessionctx.providers.policies.reasoning import AFTER_TEXT, FOREIGN, NOT_FIRST
 from sessionctx.records import MESSAGE, ReadResult
 from tests.conftest import FIXTURES
 from tests.sdk_types import sdk_check
@@ -236,6 +236,23 @@ def test_a_built_mcp_turn_goes_back_whole_to_its_model(tmp_path: Path) -> None:
     assert_text_elsewhere(ctx, items, "gpt-5.1")
     anthropic = json.dumps(build_request(ctx, "anthropic").body)
     assert "[mcp_list_tools mcpl_1]" in anthropic and "responsesItem" not in anthropic
+
+
+def test_with_tools_as_text_server_items_stay_text_for_their_model(tmp_path: Path) -> None:
+    """Calls sent as text take the server-run calls with them: the turn no longer goes back
+    as its own items, so reasoning must come first in it again."""
+    items = mcp_turn()
+    path = write(tmp_path, "r.json", {"model": "o4-mini", "input": items})
+    ctx = build_context(read_input(str(path), "openai-responses").records)
+    req = build_request(ctx, "openai-responses", "o4-mini",
+                        options=BuildRequestOptions(tools_as_text=True))
+    sent = req.body["input"]
+    assert not [i for i in sent if i["type"] in SERVER_KINDS]
+    assert "[mcp_list_tools mcpl_1]" in json.dumps(sent) and "[mcp_call mcp_1" in json.dumps(sent)
+    dropped = [c for c in req.changes if c.kind == ChangeKind.THINKING_DROPPED]
+    assert sum(c.detail.get("count", 1) for c in dropped) == 2
+    assert all(c.reason.endswith(NOT_FIRST) for c in dropped)
+    assert validate(req.body, "openai-responses", "o4-mini") == []
 
 
 def test_reasoning_before_a_server_item_that_must_be_text_is_dropped(tmp_path: Path) -> None:

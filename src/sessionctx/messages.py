@@ -31,6 +31,10 @@ class TextBlock(TypedDict):
     responsesItem: NotRequired[dict[str, Any]]
 
 
+# the TextBlock key that keeps a server-run call's Responses item
+RESPONSES_ITEM = "responsesItem"
+
+
 class ImageBlock(TypedDict):
     type: Literal["image"]
     # importers (data URLs and Anthropic `source` blocks decoded). Read by

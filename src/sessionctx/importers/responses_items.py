@@ -32,6 +32,7 @@ from sessionctx.importers.common import (
     server_block,
     text_block,
 )
+from sessionctx.messages import RESPONSES_ITEM
 
 # Each kind of call the API pairs with an output item.
 CALL_OUTPUT = {
@@ -282,7 +283,7 @@ class Turns:
         else:
             block = server_block(item, lost)
             if self.model:  # the model that ran it may take the item itself back
-                block["responsesItem"] = item
+                block[RESPONSES_ITEM] = item
             self.turn.append(block)
         self.turn_items.append(item)
         self.block_items.extend([item] * (len(self.turn) - len(self.block_items)))

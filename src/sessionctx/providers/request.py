@@ -72,7 +72,8 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
     if opts.tools_as_text and repair:
         messages, early = tools_as_text(messages, sources)
     with paused_gc():  # a body is a large acyclic tree, like the context it comes from
-        prep = prepare(messages, sources, cap, chosen, system, repair, opts.thinking_as_text)
+        prep = prepare(messages, sources, cap, chosen, system, repair, opts.thinking_as_text,
+                       opts.tools_as_text)
         if early:
             prep.changes[:0] = early
         if repair:

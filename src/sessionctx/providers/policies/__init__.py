@@ -90,19 +90,21 @@ __all__ = [
 
 def prepare(messages: list[Message], sources: list[Source] | None, cap: Capability, model: str,
             system: str | None = None, repair: bool = True,
-            thinking_as_text: bool = False) -> Prepared:
+            thinking_as_text: bool = False, tools_as_text: bool = False) -> Prepared:
     """Turns ready for one provider's renderer, with every change logged; with
-    `thinking_as_text`, reasoning that cannot be replayed is sent as plain text."""
+    `thinking_as_text`, reasoning that cannot be replayed is sent as plain text; with
+    `tools_as_text` (calls already text), server-run calls stay text too."""
     prep = Prepared([], [system] if system else [], sources, messages=messages)
     reader = Reader(prep, cap, repair, model, thinking_as_text)
     prep.turns = reader.read(messages)
     if not repair:
         prep.repaired = False
         return prep
-    replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound)
+    replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound,
+                    items=not tools_as_text)
     placement = Placement(prep, reader.results, reader.reasoning, replay)
     prep.turns = placement.settle(reader.settle) if reader.regular else placement.run()
-    if cap.provider == "openai-responses":
+    if cap.provider == "openai-responses" and not tools_as_text:
         prep.turns = replay.server_items(prep.turns)
     limit_images(prep, reader.images, reader.results, cap)
     if reader.documents:

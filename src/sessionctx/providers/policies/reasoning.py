@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind
-from sessionctx.messages import Message, TextBlock, ThinkingBlock
+from sessionctx.messages import RESPONSES_ITEM, Message, TextBlock, ThinkingBlock
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import (
     ITEM_ID,
@@ -64,7 +64,7 @@ def own_items(api: str | None, model: str | None, cap: Capability, target: str) 
 def server_item(block: Block) -> dict[str, Any] | None:
     """The Responses item a server-run call's text block stands for, when it can go back as
     that item (a kind the API takes as input, with its id); None otherwise."""
-    item = block.get("responsesItem") if block["type"] == "text" else None
+    item = block.get(RESPONSES_ITEM) if block["type"] == "text" else None
     if isinstance(item, dict) and item.get("type") in SERVER_ITEM_TYPES and \
             isinstance(item.get("id"), str):
         return item
@@ -73,7 +73,7 @@ def server_item(block: Block) -> dict[str, Any] | None:
 
 def stays_text(block: Block | None) -> bool:
     """A server-run call's text block that cannot go back as its item."""
-    return block is not None and "responsesItem" in block and server_item(block) is None
+    return block is not None and RESPONSES_ITEM in block and server_item(block) is None
 
 
 def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str | None,
@@ -153,7 +153,8 @@ def reasoning_item(signature: str) -> dict[str, Any] | None:
 @dataclass(slots=True)
 class Replay:
     """Decides the reasoning of turns the reader noted: `bound` are the indices of messages
-    with item ids or call signatures."""
+    with item ids or call signatures; `items`: whether a Responses turn may go back to its
+    model as its own items (not when its calls are sent as text)."""
 
     prep: Prepared
     messages: list[Message]
@@ -161,6 +162,7 @@ class Replay:
     model: str
     as_text: bool
     bound: set[int]
+    items: bool = True
 
     def blocks(self, blocks: list[Block], index: int | None, thinking: bool) -> list[Block]:
         """Reasoning of the target model goes back where it may (the reader already dropped
@@ -215,7 +217,7 @@ class Replay:
         leading = True
         replay = False
         why = FOREIGN
-        anywhere = own_items(api, model, self.cap, self.model)
+        anywhere = self.items and own_items(api, model, self.cap, self.model)
         after: list[Block | None] = [None] * len(blocks)  # the first non-reasoning block after
         following: Block | None = None
         for k in range(len(blocks) - 1, -1, -1):
