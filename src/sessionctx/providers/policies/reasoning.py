@@ -256,14 +256,14 @@ class Replay:
             if role != "assistant" or index is None:
                 continue
             message = self.messages[index]
-            if not own_items(string(message.get("api")), string(message.get("model")),
-                             self.cap, self.model):
+            if message.get("api") != "openai-responses" or \
+                    not any(RESPONSES_ITEM in b for b in blocks) or \
+                    not own_items(string(message.get("api")), string(message.get("model")),
+                                  self.cap, self.model):
                 continue
-            replaced = [_as_item(b) for b in blocks]
-            if any(new is not old for new, old in zip(replaced, blocks, strict=True)):
-                if out is turns:
-                    out = list(turns)
-                out[position] = Turn(role, replaced, index)
+            if out is turns:
+                out = list(turns)
+            out[position] = Turn(role, [_as_item(b) for b in blocks], index)
         return out
 
 
