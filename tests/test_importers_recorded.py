@@ -407,3 +407,20 @@ def test_a_server_run_item_as_text_leaves_out_what_no_model_reads() -> None:
     assert server_block(image, lost)["text"] == (
         '[image_generation_call ig_1 completed] {"result": "an image"}\n')
     assert lost == ["the image of image_generation_call ig_1"]
+
+
+def test_the_responses_check_takes_exactly_the_server_items_sent(tmp_path: Path) -> None:
+    """Reasoning may be followed by a server-run item; such an item needs its id; an MCP
+    approval request, which sessionctx never sends as an item, is refused."""
+    path = write(tmp_path, "r.json", {"model": "o4-mini", "input": mcp_turn()})
+    ctx = build_context(read_input(str(path), "openai-responses").records)
+    items = build_request(ctx, "openai-responses", "o4-mini").body["input"]
+    assert item_kinds(items)[1:4] == ["mcp_list_tools", "reasoning", "mcp_call"]
+    assert validate({"input": items}, "openai-responses", "o4-mini") == []
+    unnamed = {"input": [{k: v for k, v in i.items() if k != "id" or i.get("type") != "mcp_call"}
+                         for i in items]}
+    assert [v.path for v in validate(unnamed, "openai-responses", "o4-mini")] == ["input[3].id"]
+    approval = {"input": [*items, {"type": "mcp_approval_request", "id": "mcpr_1",
+                                   "server_label": "docs", "name": "ask", "arguments": "{}"}]}
+    assert [v.message for v in validate(approval, "openai-responses", "o4-mini")] == [
+        "unsupported item type 'mcp_approval_request'"]
