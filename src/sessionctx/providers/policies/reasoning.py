@@ -47,7 +47,8 @@ def own_reasoning(api: str | None, model: str | None, cap: Capability, target: s
 
 FOREIGN = "reasoning goes back only to the API and model that produced it"
 NOT_FIRST = "it would not come first in its turn"
-AFTER_TEXT = "the server-run item that followed it goes as text (it has no id), not as itself"
+AFTER_TEXT = ("the server-run item that followed it goes as text (an approval request, or an "
+              "item without its id), not as itself")
 
 # The server-run items the Responses API takes back as input items (the SDK's input item
 # types; each needs its id). An MCP approval request stays text: its answer is a user's item.
