@@ -209,3 +209,28 @@ def test_message_problem_reads_common_content_inline_with_the_same_verdict(
     message = {"role": role, "content": content}
     full = r._content_problem(content, role == "assistant", "content", True)
     assert r.message_problem(message) == full
+
+
+_KEYS = st.sampled_from(["a", "b", "c:d"])
+_TEXTS = st.lists(st.sampled_from(["x", ":", "\\u003a", "\\u003A", "\\\\u003a", "\\\""]),
+                  max_size=4).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(_KEYS, _TEXTS), min_size=1, max_size=4), min_size=1,
+                max_size=6))
+def test_a_repeated_key_is_reported_on_its_line_in_a_whole_chunk(
+        lines: list[list[tuple[str, str]]]) -> None:
+    """Lines read in one decode report a repeated key as reading each line alone does, even
+    when an escaped colon in a string makes up for the colon of the key that was dropped."""
+    raw = "".join("{" + ",".join(f'"{k}":"{v}"' for k, v in pairs) + "}\n"
+                  for pairs in lines).encode()
+    expected = [(n, sorted({k for k, _ in pairs if [p[0] for p in pairs].count(k) > 1}))
+                for n, pairs in enumerate(lines, 1)]
+    problems = read_bytes(raw).problems
+    for n, keys in expected:
+        named = [p.message for p in problems if p.line == n]
+        if keys:
+            assert len(named) == 1 and all(repr(k) in named[0] for k in keys), (n, named)
+        else:
+            assert not named, (n, named)

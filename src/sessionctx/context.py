@@ -16,6 +16,7 @@ import msgspec
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import (
+    RESULT_ROLES,
     Message,
     calls,
     has_substance,
@@ -123,13 +124,16 @@ class ContextBuilder:
         return self
 
     def append(self, record: Record) -> None:
-        kind, view, source = record.kind, record.view, record.source
+        kind, source = record.kind, record.source
         if kind == MESSAGE:
-            self._add_message(view, source)
+            data = record.data
+            inner = data.get("message")  # record.view, inline: it runs for every message
+            self._add_message(inner if isinstance(inner, dict) and
+                              data.get("type") == "message" else data, source)
         elif kind == LOCAL_COMMAND:
-            self._add_local_command(view, source)
+            self._add_local_command(record.view, source)
         elif kind == EXTENSION_MESSAGE:
-            self._add_extension_message(view, source)
+            self._add_extension_message(record.view, source)
         elif kind == CHECKPOINT:
             self._apply_checkpoint(record)
         else:
@@ -188,11 +192,13 @@ class ContextBuilder:
                                  slot, {"customType": view.get("customType")}))
 
     def _add_message(self, message: Message, source: Source) -> None:
-        if is_result(message):
-            answered = self._pairing.answer(result_id(message))
+        role = message.get("role")
+        if isinstance(role, str) and role in RESULT_ROLES:  # is_result, with the role kept
+            call_id = result_id(message)
+            answered = self._pairing.answer(call_id)
             if isinstance(answered, Unpaired):
                 self._log.append(_Logged(answered.kind, f"tool result dropped: {answered.reason}",
-                                         source, detail={"tool_call_id": result_id(message)}))
+                                         source, detail={"tool_call_id": call_id}))
                 return
             slot = self._push(message, source)
             name = answered.call.name or message.get("toolName")
@@ -201,8 +207,10 @@ class ContextBuilder:
                 if fallen is not None:
                     self._images_omitted.add(fallen)
             return
-        slot = self._push(message, source)
-        if message.get("role") == "assistant":
+        slot = len(self._messages)  # _push, inline: it runs for every message
+        self._messages.append(message)
+        self._sources.append(source)
+        if role == "assistant":
             found = [self._pairing.add_call(slot, call) for call in calls(message)]
             if found:
                 self._calls[slot] = found

@@ -26,7 +26,7 @@ MAX_DEPTH = 256
 _decoder = msgspec.json.Decoder()
 _encode = msgspec.json.encode
 _NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
-_NOT_OPENING_OR_NEWLINE = bytes(range(256)).translate(None, b"[{\n")
+_NOT_OPENING_COLON_OR_NEWLINE = bytes(range(256)).translate(None, b"[{:\n")
 _STRING = re.compile(rb'"[^"]*"')
 _PAIR = re.compile(rb"\[\]|\{\}")
 _NAN = re.compile(rb"(?<![\w\"])-?(?:NaN|Infinity)(?![\w\"])")
@@ -84,7 +84,10 @@ def decode_lines(data: memoryview, count: int) -> list[Any] | None:
     if len(values) != count:
         return None
     raw = bytes(data)
-    if _lines_nest_too_deep(raw) or duplicate_keys_possible(raw, values):
+    # one pass over the text keeps what both checks count: opening brackets, colons, newlines
+    marks = raw.translate(None, _NOT_OPENING_COLON_OR_NEWLINE)
+    if _lines_nest_too_deep(raw, marks.translate(None, b":")) or \
+            duplicate_keys_possible(raw, values, marks.count(b":")):
         return None
     return values
 
@@ -99,18 +102,22 @@ def parse_text(text: str) -> Any:
     return decode(data)
 
 
-def duplicate_keys_possible(raw: bytes, value: Any) -> bool:
-    """Whether the text `raw` may hold an object with a repeated key, given its decoded `value`.
+def duplicate_keys_possible(raw: bytes, value: Any, colons: int | None = None) -> bool:
+    """Whether the text `raw` (holding `colons` colons, counted here when not given) may hold
+    an object with a repeated key, given its decoded `value`.
 
     Decoding keeps one value per key, so re-encoding the value writes one ':' per key kept; the
-    text has one ':' per key written, plus those inside strings, which re-encoding writes the
-    same unless the text escaped them. Fewer colons written back means a key was dropped.
+    text has one ':' per key written, plus those inside strings, which re-encoding writes as
+    they decoded: the same, unless the text escaped one (\\u003a, found by its prefix; the
+    encoder never escapes a colon). Fewer colons written back means a key was dropped.
     """
     try:
         again = _encode(value)
     except (TypeError, ValueError, OverflowError):
         return True
-    return raw.count(b":") != again.count(b":") or b"\\u003" in raw or b"\\u003" in again
+    if colons is None:
+        colons = raw.count(b":")
+    return colons != again.count(b":") or b"\\u003" in raw
 
 
 def duplicate_keys(raw: bytes) -> list[str]:
@@ -159,11 +166,12 @@ def _nesting_exceeds(raw: bytes) -> bool:
     return nesting(raw) > MAX_DEPTH
 
 
-def _lines_nest_too_deep(raw: bytes) -> bool:
-    """`_nesting_exceeds` for JSON lines, one line at a time: no value spans two lines, and
-    only a line with more opening brackets than the limit can nest deeper than it, so the
-    few that have that many are the only ones measured."""
-    opening = raw.translate(None, _NOT_OPENING_OR_NEWLINE).split(b"\n")
+def _lines_nest_too_deep(raw: bytes, marks: bytes) -> bool:
+    """`_nesting_exceeds` for JSON lines, one line at a time, given `marks`, the text's opening
+    brackets and newlines: no value spans two lines, and only a line with more opening
+    brackets than the limit can nest deeper than it, so the few that have that many are the
+    only ones measured."""
+    opening = marks.split(b"\n")
     if max(map(len, opening)) <= MAX_DEPTH:
         return False
     return any(len(opens) > MAX_DEPTH and nesting(line) > MAX_DEPTH
