@@ -1,5 +1,5 @@
 """The provider step's cost as a ratio to the core build's cost, on one synthetic 10k-message
-context (goal: <= 1.0 for every provider).
+context (goals, worst provider: <= 0.7 on the repair-heavy context, <= 1.0 on any context).
 
 Run: .venv/bin/python benchmarks/bench_providers.py [messages]
 
@@ -73,7 +73,7 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     for repairs in (True, False):
         print("repair-heavy context:" if repairs else "context needing no repairs:")
-        run(synthetic(n, repairs), n)
+        run(synthetic(n, repairs), n, 0.7 if repairs else 1.0)
 
 
 def bare_copy(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -99,7 +99,7 @@ def bare_copy(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def run(records: list[Record], n: int) -> None:
+def run(records: list[Record], n: int, goal: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "session.jsonl")
         with open(path, "w") as f:
@@ -126,7 +126,7 @@ def run(records: list[Record], n: int) -> None:
     print(f"  (reference: a bare one-to-one copy with no rule applied, ratio {bare / core:.2f}; "
           f"over the fold alone {bare / folded:.2f})")
     worst = max(costs.values())
-    print(f"worst ratio over the core build {worst / core:.2f} (goal <= 1.0); "
+    print(f"worst ratio over the core build {worst / core:.2f} (goal <= {goal}); "
           f"over the fold alone {worst / folded:.2f} (reference)")
 
 
