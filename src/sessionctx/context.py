@@ -7,13 +7,14 @@ one piece of code. The records are never modified: changed messages are copies.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from sys import intern
 from typing import Any
 
 import msgspec
 
-from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.changes import NO_DETAIL, Change, ChangeKind, Source
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import (
     Message,
@@ -83,12 +84,12 @@ class Context(msgspec.Struct):
                 "pending_calls": [p.to_json() for p in self.pending_calls]}
 
 
-class _Logged(msgspec.Struct):
+class _Logged(msgspec.Struct, gc=False):
     kind: ChangeKind
     reason: str
     source: Source
     slot: int | None = None
-    detail: dict[str, Any] = msgspec.field(default_factory=dict)
+    detail: dict[str, Any] = msgspec.field(default_factory=lambda: NO_DETAIL)
 
 
 INTERRUPTED_NOTE = (
@@ -227,11 +228,11 @@ class ContextBuilder:
             start = slot + 1
         out.take_unchanged(start, len(self._messages))
         out.flush_notes()
+        index_of = out.index_of
         logged = [Change(e.kind, e.reason, e.source,
-                         out.index_of[e.slot] if e.slot is not None else None, e.detail)
+                         index_of[e.slot] if e.slot is not None else None, e.detail)
                   for e in self._log]
-        all_changes = sorted(logged + out.changes, key=_change_order)
-        return Context(out.messages, out.sources, all_changes, out.pending)
+        return Context(out.messages, out.sources, _in_order(logged, out.changes), out.pending)
 
     def _lost_calls(self) -> dict[int, list[OpenCall]]:
         """slot -> its calls that no result answered, in the message's order."""
@@ -423,6 +424,34 @@ def interrupted_note(calls: list[tuple[str | None, str | None]]) -> str:
     """The note that tells the model these (name, id) calls were interrupted."""
     names = ", ".join(f"{name or '?'} (id {cid or 'none'})" for name, cid in calls)
     return INTERRUPTED_NOTE.format(calls=names)
+
+
+def _in_order(logged: list[Change], assembled: list[Change]) -> list[Change]:
+    """The two change lists as one, ordered by where each change is (`logged` first among
+    equals): merged in one pass when each is in order already, as a session read from start
+    to end gives them, so no list of sort keys as long as the log is built."""
+    if not assembled:
+        out = logged
+    elif _is_ordered(logged) and _is_ordered(assembled):
+        out = list(heapq.merge(logged, assembled, key=_change_order))
+        logged.clear()
+        return out
+    else:
+        out = logged
+        out.extend(assembled)
+    if not _is_ordered(out):
+        out.sort(key=_change_order)
+    return out
+
+
+def _is_ordered(changes: list[Change]) -> bool:
+    previous = (-1, -1)
+    for change in changes:
+        key = _change_order(change)
+        if key < previous:
+            return False
+        previous = key
+    return True
 
 
 def _change_order(change: Change) -> tuple[int, int]:
