@@ -75,7 +75,8 @@ def corpus(count: int) -> dict[str, bytes]:
     from tests import fuzzing
 
     seeds = fuzzing.seeds()
-    out = {path.name: raw for path, raw in zip(fuzzing.seed_files(), seeds, strict=True)}
+    names = [path.name for path in fuzzing.seed_files()] + ["Responses request log"]
+    out = dict(zip(names, seeds, strict=True))
     drawn: list[bytes] = []
 
     @seed(18)
