@@ -120,13 +120,14 @@ def duplicate_keys(raw: bytes) -> list[str]:
     """The keys that repeat within one object of the text `raw` (which decodes)."""
     repeated: list[str] = []
 
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    def pairs(items: list[tuple[str, Any]]) -> None:
         seen: set[str] = set()
         for key, _ in items:
             if key in seen and key not in repeated:
                 repeated.append(key)
             seen.add(key)
-        return dict(items)
+        # None for the object: only its keys are wanted, so a second tree of the whole
+        # document is never built beside the one decoded
 
     try:
         json.loads(raw, object_pairs_hook=pairs)
