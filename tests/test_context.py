@@ -326,9 +326,10 @@ def test_to_json_shape():
     assert data["pending_calls"][0]["id"] == "p"
 
 
-_KINDS = {"skipped": {"type": "mystery"},  # a change logged as the record is read
-          "dropped": {"role": "assistant", "content": []},  # one made assembling the context
-          "kept": {"role": "user", "content": "hi"}}
+_KINDS: dict[str, dict[str, Any]] = {
+    "skipped": {"type": "mystery"},  # a change logged as the record is read
+    "dropped": {"role": "assistant", "content": []},  # one made assembling the context
+    "kept": {"role": "user", "content": "hi"}}
 
 
 @settings(max_examples=200, deadline=None)
@@ -345,3 +346,18 @@ def test_changes_are_ordered_by_where_they_are_read_ones_first_among_equals(
     assert [(c.record.seq if c.record else None, c.kind) for c in changes] == [
         (seq, ChangeKind.SKIPPED_UNKNOWN if first == 0 else ChangeKind.DROPPED_EMPTY_MESSAGE)
         for seq, first, _ in expected]
+
+
+def test_a_converted_record_s_change_names_its_message_where_it_ends_up() -> None:
+    # the dropped messages before them move the local command and the extension message up:
+    # their changes name the index each has in the context, not the place each was added at
+    command = {"role": "bashExecution", "command": "ls", "output": "a", "exitCode": 0}
+    extension = {"role": "custom", "customType": "note", "content": "hello", "display": True}
+    ctx = build_context(recs(assistant(), command, assistant(), extension))
+    named = {c.kind: c.message_index for c in ctx.changes}
+    assert named[ChangeKind.LOCAL_COMMAND_RENDERED] == 0
+    assert named[ChangeKind.EXTENSION_MESSAGE_CONVERTED] == 1
+    assert [m["role"] for m in ctx.messages] == ["user", "user"]
+    # and a second context of the same builder names them the same
+    builder = ContextBuilder().extend(recs(assistant(), command, assistant(), extension))
+    assert builder.context().changes == builder.context().changes == ctx.changes

@@ -10,9 +10,9 @@ from typing import Any
 from unittest.mock import patch
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from click.testing import CliRunner
 
 from sessionctx import decoding
 from sessionctx.cli import main
