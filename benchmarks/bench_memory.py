@@ -5,9 +5,9 @@ drawn from them with a fixed seed) is grown to about --mb MB (lines repeated, a 
 items repeated, other bytes repeated), with the regression cases that once took gigabytes
 beside them (a 16 MB tool_calls text, deep nesting on every line, one huge line) and files of
 the smallest records (the worst inputs known). Each is checked in a fresh process, the `check`
-command as a user runs it (with --provider when --provider is given), and the peak of the memory Python and msgspec allocate while it runs
-(tracemalloc: the file's bytes, the decoded records, the context, the output) is divided by
-the input size. Prints every ratio and the worst.
+command as a user runs it (with --provider when --provider is given), and the peak of the
+memory Python and msgspec allocate while it runs (tracemalloc: the file's bytes, the decoded
+records, the context, the output) is divided by the input size. Prints every ratio and the worst.
 
 Run: .venv/bin/python benchmarks/bench_memory.py [--mb 8] [--inputs 24] [--provider anthropic]
 """
