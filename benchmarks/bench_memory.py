@@ -3,11 +3,11 @@
 Each input of the fuzz corpus (the real fixtures, the regression corpus and malformed inputs
 drawn from them with a fixed seed) is grown to about --mb MB (lines repeated, a document's
 items repeated, other bytes repeated), with the regression cases that once took gigabytes
-beside them (a 16 MB tool_calls text, deep nesting on every line, one huge line). Each is
-checked in a fresh process, the `check` command as a user runs it (with --provider when
---provider is given), and the peak of the memory Python and msgspec allocate while it runs
-(tracemalloc: the file's bytes, the decoded records, the context, the output) is divided by
-the input size. Prints every ratio and the worst.
+beside them (a 16 MB tool_calls text, deep nesting on every line, one huge line) and files of
+the smallest records (the worst inputs known). Each is checked in a fresh process, the `check`
+command as a user runs it (with --provider when --provider is given), and the peak of the
+memory Python and msgspec allocate while it runs (tracemalloc: the file's bytes, the decoded
+records, the context, the output) is divided by the input size. Prints every ratio and the worst.
 
 Run: .venv/bin/python benchmarks/bench_memory.py [--mb 8] [--inputs 24] [--provider anthropic]
 """
@@ -66,6 +66,10 @@ def adversarial(size: int) -> dict[str, bytes]:
             [user, {"role": "assistant", "content": None, "tool_calls": calls}]).encode(),
         "deep nesting on every line": deep.encode() * (size // len(deep)),
         "one huge line": huge,
+        # the smallest records: each costs a dict, a record and a change, whatever its size
+        "lines of {} after a message": b'{"role":"user","content":"hi"}\n' + b"{}\n" * (
+            size // 3),
+        'lines of {"role":"user"}': b'{"role":"user"}\n' * (size // 16),
     }
 
 
@@ -75,7 +79,8 @@ def corpus(count: int) -> dict[str, bytes]:
     from tests import fuzzing
 
     seeds = fuzzing.seeds()
-    out = {path.name: raw for path, raw in zip(fuzzing.seed_files(), seeds, strict=True)}
+    names = [path.name for path in fuzzing.seed_files()] + ["Responses request log"]
+    out = dict(zip(names, seeds, strict=True))
     drawn: list[bytes] = []
 
     @seed(18)

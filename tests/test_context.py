@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionctx.changes import ChangeKind
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionctx.changes import ChangeKind, Source
 from sessionctx.context import (
     BuildOptions,
     ContextBuilder,
@@ -12,6 +15,7 @@ from sessionctx.context import (
     display_messages,
     render_local_command,
 )
+from sessionctx.records import make_record
 from sessionctx.screenshots import OMITTED_NOTE
 from tests.conftest import assistant, call, image, recs, result, text, user
 
@@ -320,3 +324,40 @@ def test_to_json_shape():
     assert set(data) == {"messages", "changes", "pending_calls"}
     assert data["changes"][0]["record"] == {"index": 0}
     assert data["pending_calls"][0]["id"] == "p"
+
+
+_KINDS: dict[str, dict[str, Any]] = {
+    "skipped": {"type": "mystery"},  # a change logged as the record is read
+    "dropped": {"role": "assistant", "content": []},  # one made assembling the context
+    "kept": {"role": "user", "content": "hi"}}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(_KINDS)), st.integers(0, 6)), max_size=30))
+def test_changes_are_ordered_by_where_they_are_read_ones_first_among_equals(
+        rows: list[tuple[str, int]]) -> None:
+    # records named by seq in any order: the change log is in seq order whichever order they
+    # came in (merged when already in order, sorted when not)
+    records = [make_record(dict(_KINDS[what]), Source(seq=seq)) for what, seq in rows]
+    changes = build_context(records).changes
+    expected = sorted(
+        [(seq, 0, i) for i, (what, seq) in enumerate(rows) if what == "skipped"]
+        + [(seq, 1, i) for i, (what, seq) in enumerate(rows) if what == "dropped"])
+    assert [(c.record.seq if c.record else None, c.kind) for c in changes] == [
+        (seq, ChangeKind.SKIPPED_UNKNOWN if first == 0 else ChangeKind.DROPPED_EMPTY_MESSAGE)
+        for seq, first, _ in expected]
+
+
+def test_a_converted_record_s_change_names_its_message_where_it_ends_up() -> None:
+    # the dropped messages before them move the local command and the extension message up:
+    # their changes name the index each has in the context, not the place each was added at
+    command = {"role": "bashExecution", "command": "ls", "output": "a", "exitCode": 0}
+    extension = {"role": "custom", "customType": "note", "content": "hello", "display": True}
+    ctx = build_context(recs(assistant(), command, assistant(), extension))
+    named = {c.kind: c.message_index for c in ctx.changes}
+    assert named[ChangeKind.LOCAL_COMMAND_RENDERED] == 0
+    assert named[ChangeKind.EXTENSION_MESSAGE_CONVERTED] == 1
+    assert [m["role"] for m in ctx.messages] == ["user", "user"]
+    # and a second context of the same builder names them the same
+    builder = ContextBuilder().extend(recs(assistant(), command, assistant(), extension))
+    assert builder.context().changes == builder.context().changes == ctx.changes

@@ -42,10 +42,16 @@ def test_a_real_session_grown_stays_within_the_session_bound(tmp_path: Path,
 SMALL = 256 * 1024  # inputs of tiny objects: enough of them for the ratio to settle
 
 
+FIRST = b'{"role":"user","content":"hi"}\n'  # a message: the records after it are folded
+
+
 @pytest.mark.parametrize("raw", [
     grow((ROOT / "tests" / "robustness" / "role-object.jsonl").read_bytes(), 2 * SMALL),
-    b"{}\n" * (SMALL // 3),  # the worst input known: nothing but the smallest object
+    b"{}\n" * (SMALL // 3),  # nothing but the smallest object: refused, no format known
+    FIRST + b"{}\n" * (SMALL // 3),  # the worst input known: each a record and a change
+    FIRST + b'{"a":1}\n' * (SMALL // 8),  # the smallest object with a field
     b'{"role":"user"}\n' * (SMALL // 16),  # a message with nothing in it, each a problem
-], ids=["broken records", "empty objects", "empty messages"])
+], ids=["broken records", "empty objects", "empty objects after a message",
+        "objects of one field after a message", "empty messages"])
 def test_any_input_grown_stays_within_the_bound(tmp_path: Path, raw: bytes) -> None:
     assert _ratio(tmp_path, raw) < ANY_BOUND

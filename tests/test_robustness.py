@@ -4,11 +4,15 @@ traceback or in output no provider accepts, with what sessionctx must say about 
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessionctx import decoding
 from sessionctx.cli import main
@@ -92,6 +96,42 @@ def test_nesting_limit_is_exact() -> None:
     # brackets inside strings, escaped quotes and backslashes are not nesting
     tricky = json.dumps({"a": "[[[{{" * 200 + '\\"' + "]]"}).encode()
     assert decoding.nesting(tricky) == 1
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+_JSON = st.recursive(
+    st.none() | st.integers() | st.text(alphabet='[]{}"\\ax', max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.text(alphabet='[]{}"\\ax', max_size=4), inner, max_size=4), max_leaves=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_JSON, max_size=6), st.integers(1, 40))
+def test_nesting_is_the_depth_of_the_value_whatever_the_pieces_it_is_counted_in(
+        values: list[Any], piece: int) -> None:
+    # the text is counted a piece at a time; pieces a few bytes long end everywhere, inside
+    # strings of brackets and escaped quotes too, and the depth is still the value's
+    raw = json.dumps(values).encode()
+    with patch.object(decoding, "_PIECE", piece):
+        assert decoding.nesting(raw) == _depth(values)
+
+
+def test_a_document_of_tiny_values_is_measured_in_little_more_than_its_size() -> None:
+    raw = json.dumps([{"type": "user", "content": "x"}] * 100_000).encode()
+    tracemalloc.start()
+    try:
+        assert decoding.nesting(raw) == 2
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * len(raw)
 
 
 def test_a_record_at_the_nesting_limit_goes_through_every_command(tmp_path: Path) -> None:

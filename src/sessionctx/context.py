@@ -7,6 +7,7 @@ one piece of code. The records are never modified: changed messages are copies.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from sys import intern
 from typing import Any
@@ -84,14 +85,6 @@ class Context(msgspec.Struct):
                 "pending_calls": [p.to_json() for p in self.pending_calls]}
 
 
-class _Logged(msgspec.Struct):
-    kind: ChangeKind
-    reason: str
-    source: Source
-    slot: int | None = None
-    detail: dict[str, Any] = msgspec.field(default_factory=dict)
-
-
 INTERRUPTED_NOTE = (
     "[Note from sessionctx: the tool call {calls} was interrupted before any result was "
     "recorded. Its outcome is unknown: it may not have run, or it may have completed. Check "
@@ -116,7 +109,10 @@ class ContextBuilder:
         self._empty: set[int] = set()  # assistant messages with nothing to say
         self._pairing = Pairing()
         self._window = ScreenshotWindow(self.options.keep_screenshots)
-        self._log: list[_Logged] = []
+        # the changes made record by record; those at the positions `_at_slot` name hold the
+        # slot of their message where the context gives its index (known once assembled)
+        self._log: list[Change] = []
+        self._at_slot: list[int] = []
 
     def extend(self, records: Iterable[Record]) -> ContextBuilder:
         for record in records:
@@ -143,14 +139,14 @@ class ContextBuilder:
 
     def _apply_checkpoint(self, record: Record) -> None:
         if record.problem is not None:
-            self._log.append(_Logged(ChangeKind.CHECKPOINT_INVALID,
+            self._log.append(Change(ChangeKind.CHECKPOINT_INVALID,
                                      f"ignored a malformed checkpoint: {record.problem}",
                                      record.source))
             return
         replaced = len(self._messages)
         self._reset()
         view = record.view
-        self._log.append(_Logged(
+        self._log.append(Change(
             ChangeKind.CHECKPOINT_APPLIED,
             f"checkpoint replaced the {replaced} message(s) built before it",
             record.source, detail={"replaced_messages": replaced,
@@ -164,13 +160,13 @@ class ContextBuilder:
             "excludedFromContext") is True
         if excluded or not isinstance(command, str) or not command.strip():
             why = "marked as excluded from context" if excluded else "its command is empty"
-            self._log.append(_Logged(ChangeKind.LOCAL_COMMAND_EXCLUDED,
+            self._log.append(Change(ChangeKind.LOCAL_COMMAND_EXCLUDED,
                                      f"local command skipped: {why}", source))
             return
         message = user_text(render_local_command(view))
         _carry_timestamp(view, message)
         slot = self._push(message, source)
-        self._log.append(_Logged(ChangeKind.LOCAL_COMMAND_RENDERED,
+        self._log_at_slot(Change(ChangeKind.LOCAL_COMMAND_RENDERED,
                                  "local command given to the model as user text", source, slot))
 
     def _add_extension_message(self, view: dict[str, Any], source: Source) -> None:
@@ -181,13 +177,13 @@ class ContextBuilder:
             blocks = content
         message: Message = {"role": "user", "content": blocks}
         if not has_substance(message):
-            self._log.append(_Logged(ChangeKind.EXTENSION_MESSAGE_EMPTY,
+            self._log.append(Change(ChangeKind.EXTENSION_MESSAGE_EMPTY,
                                      "extension message has no content to send", source))
             return
         _carry_timestamp(view, message)
         slot = self._push(message, source)
         hidden = " (hidden from display, still sent)" if view.get("display") is False else ""
-        self._log.append(_Logged(ChangeKind.EXTENSION_MESSAGE_CONVERTED,
+        self._log_at_slot(Change(ChangeKind.EXTENSION_MESSAGE_CONVERTED,
                                  f"extension message sent as a user message{hidden}", source,
                                  slot, {"customType": view.get("customType")}))
 
@@ -197,8 +193,8 @@ class ContextBuilder:
             call_id = result_id(message)
             answered = self._pairing.answer(call_id)
             if isinstance(answered, Unpaired):
-                self._log.append(_Logged(answered.kind, f"tool result dropped: {answered.reason}",
-                                         source, detail={"tool_call_id": call_id}))
+                self._log.append(Change(answered.kind, f"tool result dropped: {answered.reason}",
+                                        source, detail={"tool_call_id": call_id}))
                 return
             slot = self._push(message, source)
             name = answered.call.name or message.get("toolName")
@@ -216,6 +212,10 @@ class ContextBuilder:
                 self._calls[slot] = found
             if not has_substance(message):
                 self._empty.add(slot)
+
+    def _log_at_slot(self, change: Change) -> None:
+        self._at_slot.append(len(self._log))
+        self._log.append(change)
 
     def _push(self, message: Message, source: Source) -> int:
         self._messages.append(message)
@@ -235,11 +235,13 @@ class ContextBuilder:
             start = slot + 1
         out.take_unchanged(start, len(self._messages))
         out.flush_notes()
-        logged = [Change(e.kind, e.reason, e.source,
-                         out.index_of[e.slot] if e.slot is not None else None, e.detail)
-                  for e in self._log]
-        all_changes = sorted(logged + out.changes, key=_change_order)
-        return Context(out.messages, out.sources, all_changes, out.pending)
+        logged = self._log.copy()  # the log's own changes, not copies of them: most are final
+        for at in self._at_slot:
+            change = logged[at]
+            assert change.message_index is not None
+            logged[at] = msgspec.structs.replace(
+                change, message_index=out.index_of[change.message_index])
+        return Context(out.messages, out.sources, _in_order(logged, out.changes), out.pending)
 
     def _lost_calls(self) -> dict[int, list[OpenCall]]:
         """slot -> its calls that no result answered, in the message's order."""
@@ -400,21 +402,21 @@ _SKIP_REASONS = {
 }
 
 
-def _skip(record: Record) -> _Logged:
+def _skip(record: Record) -> Change:
     """Why a record that is not sent was skipped; the reasons repeat across records, so each
     distinct text is held once (interned)."""
     if record.kind == INVALID:
-        return _Logged(ChangeKind.SKIPPED_INVALID,
+        return Change(ChangeKind.SKIPPED_INVALID,
                        intern(f"unreadable record skipped: {record.problem}"), record.source)
     if record.kind in _SKIP_REASONS:
         kind, reason = _SKIP_REASONS[record.kind]
         note = record.view.get("note") if record.kind == CONTEXT else None
         if isinstance(note, str) and note:
             reason = intern(f"{note}: not sent to the model")  # the importer's cause
-        return _Logged(kind, reason, record.source)
+        return Change(kind, reason, record.source)
     view = record.view
     what = view.get("type") or view.get("role") or "untyped"
-    return _Logged(ChangeKind.SKIPPED_UNKNOWN, intern(f"record of unknown kind ({what!r}) "
+    return Change(ChangeKind.SKIPPED_UNKNOWN, intern(f"record of unknown kind ({what!r}) "
                                                       "skipped"), record.source)
 
 
@@ -431,6 +433,34 @@ def interrupted_note(calls: list[tuple[str | None, str | None]]) -> str:
     """The note that tells the model these (name, id) calls were interrupted."""
     names = ", ".join(f"{name or '?'} (id {cid or 'none'})" for name, cid in calls)
     return INTERRUPTED_NOTE.format(calls=names)
+
+
+def _in_order(logged: list[Change], assembled: list[Change]) -> list[Change]:
+    """The two change lists as one, ordered by where each change is (`logged` first among
+    equals): merged in one pass when each is in order already, as a session read from start
+    to end gives them, so no list of sort keys as long as the log is built."""
+    if not assembled:
+        out = logged
+    elif _is_ordered(logged) and _is_ordered(assembled):
+        out = list(heapq.merge(logged, assembled, key=_change_order))
+        logged.clear()
+        return out
+    else:
+        out = logged
+        out.extend(assembled)
+    if not _is_ordered(out):
+        out.sort(key=_change_order)
+    return out
+
+
+def _is_ordered(changes: list[Change]) -> bool:
+    previous = (-1, -1)
+    for change in changes:
+        key = _change_order(change)
+        if key < previous:
+            return False
+        previous = key
+    return True
 
 
 def _change_order(change: Change) -> tuple[int, int]:

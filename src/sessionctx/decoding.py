@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate, repeat
+from operator import sub
 from typing import Any
 
 import msgspec
@@ -28,7 +30,8 @@ _encode = msgspec.json.encode
 _NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
 _NOT_OPENING_COLON_OR_NEWLINE = bytes(range(256)).translate(None, b"[{:\n")
 _STRING = re.compile(rb'"[^"]*"')
-_PAIR = re.compile(rb"\[\]|\{\}")
+_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+_PIECE = 64 * 1024
 _NAN = re.compile(rb"(?<![\w\"])-?(?:NaN|Infinity)(?![\w\"])")
 _LONE_SURROGATE = re.compile(
     rb"\\u[dD][cCdDeEfF][0-9a-fA-F]{2}|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])")
@@ -124,13 +127,14 @@ def duplicate_keys(raw: bytes) -> list[str]:
     """The keys that repeat within one object of the text `raw` (which decodes)."""
     repeated: list[str] = []
 
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    def pairs(items: list[tuple[str, Any]]) -> None:
         seen: set[str] = set()
         for key, _ in items:
             if key in seen and key not in repeated:
                 repeated.append(key)
             seen.add(key)
-        return dict(items)
+        # None for the object: only its keys are wanted, so a second tree of the whole
+        # document is never built beside the one decoded
 
     try:
         json.loads(raw, object_pairs_hook=pairs)
@@ -146,18 +150,24 @@ def duplicate_problem(keys: list[str]) -> str:
 
 
 def nesting(raw: bytes) -> int:
-    """How deeply arrays and objects nest in the valid JSON text `raw`."""
+    """How deeply arrays and objects nest in the valid JSON text `raw`: the most brackets open
+    at once, strings aside. Counted a piece of the text at a time (each piece ends outside a
+    string), so no more than a piece is ever split into parts: a large document of tiny values
+    would otherwise hold a few parts per value, many times the text's own size."""
     if b"\\" in raw:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    brackets = _STRING.sub(b"", raw.translate(None, _NOT_STRUCTURE))
-    depth = 0
-    while brackets:
-        inner = _PAIR.sub(b"", brackets)  # one level of innermost pairs per pass
-        if len(inner) == len(brackets):
-            break  # not valid JSON; the decoder has said so already
-        brackets = inner
-        depth += 1
-    return depth
+    structure = raw.translate(None, _NOT_STRUCTURE)
+    depth = deepest = start = 0
+    while start < len(structure):
+        end = start + _PIECE
+        if structure.count(b'"', start, end) % 2:  # the piece would end inside a string
+            end = structure.find(b'"', end) + 1 or len(structure)
+        steps = _STRING.sub(b"", structure[start:end]).translate(_STEP)  # 2 opens, 0 closes
+        if steps:
+            deepest = max(deepest, max(accumulate(map(sub, steps, repeat(1)), initial=depth)))
+            depth += steps.count(2) - steps.count(0)
+        start = end
+    return deepest
 
 
 def _nesting_exceeds(raw: bytes) -> bool:

@@ -54,8 +54,10 @@ _CHECKPOINT_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
 )
 
 
-class Record(msgspec.Struct):
-    """One stored record: the object exactly as stored, its kind, and where it came from."""
+class Record(msgspec.Struct, gc=False):
+    """One stored record: the object exactly as stored, its kind, and where it came from.
+    Not tracked by the cycle collector: the stored object holds no reference back to its
+    record, so no cycle runs through one, and a file of tiny records keeps one per line."""
 
     data: dict[str, Any]
     kind: str

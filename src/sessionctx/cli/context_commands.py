@@ -213,7 +213,7 @@ def check(source: SessionSource, as_json: bool, options: BuildOptions,
     """
     if source.path is not None and source.path != "-" and os.path.isdir(source.path):
         sys.exit(_check_folder(source, as_json, options, request))
-    verdict = _verdict(source, options, request)
+    verdict = _verdict(source, options, request, as_json)
     if as_json:
         emit_json(verdict.out)
     else:
@@ -244,16 +244,19 @@ class _Verdict(msgspec.Struct):
     ctx: Context
 
 
-def _verdict(source: SessionSource, options: BuildOptions,
-             request: RequestSpec | None) -> _Verdict:
+def _verdict(source: SessionSource, options: BuildOptions, request: RequestSpec | None,
+             as_json: bool) -> _Verdict:
+    """The check of one session; the JSON of its changes only for --json, since they are a
+    change per skipped record, and their JSON would cost more than the records themselves."""
     loaded = load(source)
     ctx = loaded.context(options)
     report = _provider_report(loaded, ctx, request) if request is not None else None
     problems = _listed(itertools.chain(problems_of(loaded, ctx), _provider_problems(report)))
     ok = not problems
-    out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems,
-                           "changes": [c.to_json() for c in ctx.changes],
-                           "pending_calls": [p.to_json() for p in ctx.pending_calls]}
+    out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems}
+    if as_json:
+        out["changes"] = [c.to_json() for c in ctx.changes]
+        out["pending_calls"] = [p.to_json() for p in ctx.pending_calls]
     if report is not None:
         out["provider"] = report
     return _Verdict(0 if ok else 1, out, loaded.label, ctx)
@@ -300,7 +303,8 @@ def _check_folder(source: SessionSource, as_json: bool, options: BuildOptions,
     outs: list[dict[str, Any]] = []
     for path in files:
         try:
-            verdict = _verdict(msgspec.structs.replace(source, path=path), options, request)
+            verdict = _verdict(msgspec.structs.replace(source, path=path), options, request,
+                               as_json)
         except SessionctxError as exc:
             codes.append(2)
             outs.append({"path": path, "exit": 2, "error": str(exc)})
