@@ -334,7 +334,7 @@ class Reader:
                 wire = self._open(call_id, name, i, block)
                 canonical = canonical and wire is call_id
             self.calls.append(wire)
-        if canonical and ITEM_ID not in block:
+        if canonical and ITEM_ID not in block and "arguments" in block:
             return block
         call: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
         self.prep.copied[id(call)] = block
