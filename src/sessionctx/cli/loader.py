@@ -16,6 +16,7 @@ import click
 import msgspec
 
 from sessionctx.changes import Change, ChangeKind
+from sessionctx.cli.app import hold
 from sessionctx.context import BuildOptions, Context, build_context
 from sessionctx.errors import InputError, NoSuchEntry
 from sessionctx.inputs import read_input
@@ -53,6 +54,7 @@ class Loaded(msgspec.Struct):
         ctx.changes[:0] = [Change(ChangeKind.OFF_BRANCH,
                                   "entry is not on the selected branch of the tree", r.source)
                            for r in self.off_branch]
+        hold(ctx)
         return ctx
 
 
@@ -115,7 +117,9 @@ def load(source: SessionSource) -> Loaded:
     except NoSuchEntry:
         raise click.BadParameter(f"no entry with id {source.leaf!r}",
                                  param_hint="--leaf") from None
-    return Loaded(kept, problems, off, label, fmt)
+    loaded = Loaded(kept, problems, off, label, fmt)
+    hold(loaded)
+    return loaded
 
 
 def open_target(source: SessionSource) -> Target:
