@@ -8,6 +8,7 @@ import io
 import os
 import re
 import sys
+from collections.abc import Iterator
 from typing import IO, Any, Literal, NoReturn
 
 import click
@@ -66,20 +67,56 @@ def emit_json(obj: object) -> None:
     """One JSON document on stdout: compact, one line (for jq and other programs), or indented
     with --pretty; UTF-8, and always valid JSON (a NaN or infinity is written as null, text
     that is not valid Unicode, such as a file name of non-UTF-8 bytes, with U+FFFD)."""
-    try:
-        data = msgspec.json.encode(obj)
-    except UnicodeEncodeError:
-        data = msgspec.json.encode(_valid_text(obj))
     ctx = click.get_current_context(silent=True)
-    if ctx is not None and ctx.find_root().meta.get(PRETTY):
-        data = msgspec.json.format(data, indent=2)
+    pretty = ctx is not None and ctx.find_root().meta.get(PRETTY)
     hold(obj)
     sys.stdout.flush()  # text echoed before goes first
     out = sys.stdout.buffer
-    out.write(data)
-    del data
+    if pretty:
+        out.write(msgspec.json.format(_encoded(obj), indent=2))
+    else:
+        for piece in json_pieces(obj):
+            out.write(piece)
     out.write(b"\n")
     out.flush()
+
+
+_BATCH = 256  # elements of a long list encoded at a time
+
+
+def json_pieces(obj: object, batch: int = _BATCH) -> Iterator[bytes]:
+    """The compact JSON text of `obj`, in pieces that join to it. The lists of a top-level
+    object (a context's messages, a request's turns) are encoded a batch of elements at a
+    time into one buffer used again for each, so the document is never held whole: a large
+    session's output then costs no memory of its own."""
+    if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
+        yield _encoded(obj)
+        return
+    encoder = msgspec.json.Encoder()
+    buffer = bytearray()
+    yield b"{"
+    for n, (key, value) in enumerate(obj.items()):
+        yield (b"," if n else b"") + _encoded(key) + b":"
+        if not isinstance(value, list) or len(value) <= batch:
+            yield _encoded(value)
+            continue
+        yield b"["
+        for start in range(0, len(value), batch):
+            elements = value[start:start + batch]
+            try:
+                encoder.encode_into(elements, buffer)
+            except UnicodeEncodeError:
+                encoder.encode_into(_valid_text(elements), buffer)
+            yield (b"," if start else b"") + buffer[1:-1]  # the batch's elements
+        yield b"]"
+    yield b"}"
+
+
+def _encoded(value: object) -> bytes:
+    try:
+        return msgspec.json.encode(value)
+    except UnicodeEncodeError:
+        return msgspec.json.encode(_valid_text(value))
 
 
 _held: list[object] | None = None  # what the program keeps to its end; None in a library
