@@ -11,7 +11,10 @@ $(BIN)/sessionctx: pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
+# The sources byte-compiled, as an installed package is (pip compiles on install): where
+# PYTHONDONTWRITEBYTECODE is set, nothing else would, and every run would compile them again.
 setup: $(BIN)/sessionctx
+	$(BIN)/python -m compileall -q src
 
 example: setup
 	$(BIN)/sessionctx explain examples/interrupted.jsonl
