@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionctx.compaction import audit
 from sessionctx.compaction.audit import identifiers_in, required_identifiers
+from sessionctx.compaction.prompt import arguments_text
 
 PIECES = st.sampled_from([
     "https://x.io/a?b=1", "/etc/hosts", "~/p/q.txt", "src/a.py", "a/b/c.tar.gz", "2024-01-02",
@@ -57,7 +59,57 @@ def test_the_quick_test_agrees_with_its_pattern(text):
     assert audit.may_hold_identifier(text) == bool(re.search(r"[/-]|[0-9a-f]{8}", text))
 
 
-def test_call_arguments_are_read_as_json_dumps_writes_them():
+def test_call_arguments_are_read_as_the_prompt_writes_them():
     called = {"role": "assistant", "content": [
         {"type": "toolCall", "id": "c", "name": "x", "arguments": {"p": "é/ü.txt", "n": [1]}}]}
     assert required_identifiers([called], None) == ["é/ü.txt"]
+
+
+def _one_text_at_a_time(messages: list[dict[str, Any]], previous: str | None,
+                        limit: int) -> list[str]:
+    """The rule as it reads: each text searched in order, said text before results."""
+    said, results = [previous or ""], []
+    for m in messages:
+        if m["role"] == "toolResult":
+            results.append(m["content"][0]["text"])
+            continue
+        said.append(m["content"][0]["text"] if m["content"] else "")
+        said += [arguments_text(b["arguments"]) for b in m["content"][1:]]
+    found: dict[str, None] = {}
+    for text in said + results:
+        for ident in plain_identifiers(text):
+            found.setdefault(ident, None)
+            if len(found) >= limit:
+                return list(found)
+    return list(found)
+
+
+_MESSAGES = st.lists(st.tuples(
+    st.sampled_from(["user", "assistant", "toolResult"]),
+    st.lists(PIECES, max_size=4).map("".join),
+    st.lists(PIECES, max_size=3).map("".join)), max_size=30).map(lambda rows: [
+        {"role": role, "content": [{"type": "text", "text": text}]} if role != "assistant" else
+        {"role": role, "content": [{"type": "text", "text": text}, {
+            "type": "toolCall", "id": "c", "name": "x", "arguments": {"p": arg}}]}
+        for role, text, arg in rows])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MESSAGES, st.none() | st.lists(PIECES, max_size=4).map("".join),
+       st.integers(1, 6), st.integers(1, 5))
+def test_texts_looked_at_in_batches_give_what_one_at_a_time_gives(messages, previous, limit,
+                                                                  batch):
+    original = audit._BATCH
+    audit._BATCH = batch  # small batches, so that most inputs span several
+    try:
+        found = required_identifiers(messages, previous, limit=limit)
+    finally:
+        audit._BATCH = original
+    assert found == _one_text_at_a_time(messages, previous, limit)
+
+
+def test_an_identifier_after_many_texts_without_one_is_found():
+    quiet = [{"role": "user", "content": [{"type": "text", "text": f"turn {i}"}]}
+             for i in range(audit._BATCH * 3)]
+    late = {"role": "toolResult", "content": [{"type": "text", "text": "wrote src/late.py"}]}
+    assert required_identifiers([*quiet, late], None) == ["src/late.py"]

@@ -7,13 +7,12 @@ previous summary, so a later summary cannot silently drop what an earlier one ke
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessionctx.compaction.prompt import SECTIONS
+from sessionctx.compaction.prompt import SECTIONS, arguments_text
 from sessionctx.messages import Message, calls, is_result, text_of
 
 DEFAULT_MAX_IDENTIFIERS = 40
@@ -34,8 +33,6 @@ _TRAILING = ".,;:!?"
 _HEX_RUN = re.compile(r"[0-9a-f]{8}")
 _HEX_MARKS = {c: "h" if chr(c) in "0123456789abcdef" else "." for c in range(128)}
 _EIGHT_MARKS = "h" * 8
-# Call arguments as json.dumps writes them, without making an encoder for every call.
-_arguments_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def may_hold_identifier(text: str) -> bool:
@@ -69,7 +66,7 @@ def required_identifiers(summarized: Sequence[Message], previous_summary: str | 
                 yield text_of(message.get("content"))
                 if message.get("role") == "assistant":
                     for c in calls(message):
-                        yield _arguments_json(c.arguments)
+                        yield arguments_text(c.arguments)  # as the summarizer reads them
 
     def results() -> Iterator[str]:
         for message in summarized:
@@ -79,12 +76,21 @@ def required_identifiers(summarized: Sequence[Message], previous_summary: str | 
     if limit <= 0:
         return []
     out: dict[str, None] = {}
-    for text in itertools.chain(said(), results()):
-        for ident in identifiers_in(text):
-            out.setdefault(ident, None)
-            if len(out) >= limit:
-                return list(out)
+    texts = itertools.chain(said(), results())
+    while batch := list(itertools.islice(texts, _BATCH)):
+        # one look at the batch's texts joined (no identifier spans a line break) passes over
+        # a batch that holds none at once; the others are searched text by text, in order
+        if not may_hold_identifier("\n".join(batch)):
+            continue
+        for text in batch:
+            for ident in identifiers_in(text):
+                out.setdefault(ident, None)
+                if len(out) >= limit:
+                    return list(out)
     return list(out)
+
+
+_BATCH = 256  # texts looked at together for whether any may hold an identifier
 
 
 def _heading_pattern(section: str) -> re.Pattern[str]:

@@ -99,7 +99,13 @@ def render_message(message: Message, max_chars: int = 0) -> str:
 
 
 def _render_call(call_id: str | None, name: str | None, arguments: Any) -> str:
-    return f"[tool call {name or '?'} id={call_id or '?'} arguments={_encode(arguments).decode()}]"
+    return f"[tool call {name or '?'} id={call_id or '?'} arguments={arguments_text(arguments)}]"
+
+
+def arguments_text(arguments: Any) -> str:
+    """Call arguments as the summarizer reads them: compact JSON, text as it is (the audit
+    looks for identifiers in the same text)."""
+    return _encode(arguments).decode()
 
 
 def chunks(messages: Sequence[Message], sizes: Sequence[int],
