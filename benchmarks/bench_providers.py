@@ -10,17 +10,21 @@ records already in memory ("the fold alone"), is printed as a stricter reference
 runs of unchanged messages by slice, so even a bare copy of every message into a new body (the
 reference line, no rule applied) costs about half of it. The provider step is `build_request`
 on the built context, its change log included. Times are the least CPU time of the process over
-several runs. Two contexts are measured: one that needs no repairs, and one in which every call
-id needs rewriting and every assistant turn has an empty block and foreign thinking to drop.
+several rounds in which every step takes its turn. Two contexts are measured: one that needs no
+repairs, and one in which every call id needs rewriting and every assistant turn has an empty
+block and foreign thinking to drop.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from sessionctx.context import build_context
@@ -58,15 +62,19 @@ def synthetic(n: int, repairs: bool = True) -> list[Record]:
     return records_from_objects(objects[:n])
 
 
-def best(fn: Any) -> float:
-    """The least CPU time of the process over REPEATS runs: on a shared machine, time spent
-    waiting for a core is not the step's cost."""
-    times = []
+def least(steps: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """The least CPU time of each step over REPEATS rounds, the steps taking turns within a
+    round (a busier moment of a shared machine falls on all of them alike), each from a
+    collected heap. CPU time: on a shared machine, time spent waiting for a core is not a
+    step's cost."""
+    times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(REPEATS):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return min(times)
+        for name, fn in steps.items():
+            gc.collect()
+            start = time.process_time()
+            fn()
+            times[name].append(time.process_time() - start)
+    return {name: min(spent) for name, spent in times.items()}
 
 
 def main() -> None:
@@ -112,17 +120,19 @@ def run(records: list[Record], n: int, goal: float) -> None:
         def fold() -> None:
             build_context(records)
 
-        core, folded = best(core_build), best(fold)
-        costs = {p: best(lambda p=p: build_request(ctx, p).changes) for p in PROVIDERS}
-        core = min(core, best(core_build))  # before and after the providers, the lesser
-        folded = min(folded, best(fold))
+        steps: dict[str, Callable[[], object]] = {"core": core_build, "fold": fold}
+        for provider in PROVIDERS:
+            steps[provider] = partial(build_request, ctx, provider)
+        steps["bare"] = lambda: bare_copy(ctx.messages)
+        spent = least(steps)
+    core, folded, bare = spent["core"], spent["fold"], spent["bare"]
+    costs = {p: spent[p] for p in PROVIDERS}
     print(f"{n} records, {len(ctx.messages)} context messages; core build (read + fold) "
           f"{core * 1000:.1f} ms; fold alone {folded * 1000:.1f} ms "
           f"(least CPU time of {REPEATS} runs)")
     for provider, cost in costs.items():
         print(f"  {provider:<17} {cost * 1000:8.1f} ms   ratio {cost / core:.2f}   "
               f"(over the fold alone {cost / folded:.2f})")
-    bare = best(lambda: bare_copy(ctx.messages))
     print(f"  (reference: a bare one-to-one copy with no rule applied, ratio {bare / core:.2f}; "
           f"over the fold alone {bare / folded:.2f})")
     worst = max(costs.values())
