@@ -22,13 +22,11 @@ printed as a stricter reference.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
 import tempfile
-import time
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sessionctx.compaction.checkpoint import Settings, compact
@@ -36,6 +34,9 @@ from sessionctx.compaction.prompt import SECTIONS
 from sessionctx.compaction.target import FileTarget
 from sessionctx.context import build_context
 from sessionctx.records import read_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the package
+from benchmarks.turns import REPEATS, least
 
 
 class Echo:
@@ -71,24 +72,6 @@ def session(n: int, paths: bool = True) -> list[dict[str, Any]]:
     return out[:n]
 
 
-REPEATS = 9
-Step = tuple[Callable[[], object], Callable[[], object] | None]  # (what is timed, its setup)
-
-
-def least(*steps: Step) -> list[float]:
-    """The least CPU time of each step over REPEATS rounds. The steps take turns within a
-    round, so a busier moment of a shared machine falls on all of them alike."""
-    times: list[list[float]] = [[] for _ in steps]
-    for _ in range(REPEATS):
-        for (fn, setup), spent in zip(steps, times, strict=True):
-            if setup is not None:
-                setup()
-            start = time.process_time()
-            fn()
-            spent.append(time.process_time() - start)
-    return [min(spent) for spent in times]
-
-
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     print("session naming a file in every turn:")
@@ -116,18 +99,14 @@ def measure(n: int, paths: bool) -> None:
                 out.flush()
                 os.fsync(out.fileno())
 
-        def clean_put_back() -> None:
-            put_back()
-            gc.collect()
-
-        # The goal's two sides take turns; each step starts from a collected heap, so the
-        # garbage one leaves (reading the session leaves much) never falls on the next.
+        # The goal's two sides take turns, each from a collected heap (reading the session
+        # leaves much garbage).
         build, compaction, stored = least(
-            (lambda: build_context(records), gc.collect),
+            (lambda: build_context(records), None),
             (lambda: compact(target, Echo(), settings, snapshot=snapshot, messages=messages),
-             clean_put_back),
-            (lambda: build_context(read_path(path).records), gc.collect))
-        [pipeline] = least((lambda: compact(target, Echo(), settings), clean_put_back))
+             put_back),
+            (lambda: build_context(read_path(path).records), None))
+        [pipeline] = least((lambda: compact(target, Echo(), settings), put_back))
     print(f"  records: {n}, context messages: {len(messages)} "
           f"(least CPU time of {REPEATS} runs)")
     print(f"  core build (read + fold):            {stored * 1000:8.1f} ms")

@@ -17,21 +17,20 @@ block and foreign thinking to drop.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from sessionctx.context import build_context
 from sessionctx.providers import PROVIDERS, build_request
 from sessionctx.records import Record, read_path, records_from_objects
 
-REPEATS = 9
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the package
+from benchmarks.turns import REPEATS, least
 
 
 def synthetic(n: int, repairs: bool = True) -> list[Record]:
@@ -60,21 +59,6 @@ def synthetic(n: int, repairs: bool = True) -> list[Record]:
                         "content": [{"type": "text", "text": f"done {i}"}]})
         i += 1
     return records_from_objects(objects[:n])
-
-
-def least(steps: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """The least CPU time of each step over REPEATS rounds, the steps taking turns within a
-    round (a busier moment of a shared machine falls on all of them alike), each from a
-    collected heap. CPU time: on a shared machine, time spent waiting for a core is not a
-    step's cost."""
-    times: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(REPEATS):
-        for name, fn in steps.items():
-            gc.collect()
-            start = time.process_time()
-            fn()
-            times[name].append(time.process_time() - start)
-    return {name: min(spent) for name, spent in times.items()}
 
 
 def main() -> None:
@@ -120,13 +104,10 @@ def run(records: list[Record], n: int, goal: float) -> None:
         def fold() -> None:
             build_context(records)
 
-        steps: dict[str, Callable[[], object]] = {"core": core_build, "fold": fold}
-        for provider in PROVIDERS:
-            steps[provider] = partial(build_request, ctx, provider)
-        steps["bare"] = lambda: bare_copy(ctx.messages)
-        spent = least(steps)
-    core, folded, bare = spent["core"], spent["fold"], spent["bare"]
-    costs = {p: spent[p] for p in PROVIDERS}
+        core, folded, bare, *each = least(
+            (core_build, None), (fold, None), (lambda: bare_copy(ctx.messages), None),
+            *((partial(build_request, ctx, provider), None) for provider in PROVIDERS))
+    costs = dict(zip(PROVIDERS, each, strict=True))
     print(f"{n} records, {len(ctx.messages)} context messages; core build (read + fold) "
           f"{core * 1000:.1f} ms; fold alone {folded * 1000:.1f} ms "
           f"(least CPU time of {REPEATS} runs)")
