@@ -87,13 +87,11 @@ _BATCH = 256  # elements of a long list encoded at a time
 def json_pieces(obj: object, batch: int = _BATCH) -> Iterator[bytes]:
     """The compact JSON text of `obj`, in pieces that join to it. The lists of a top-level
     object (a context's messages, a request's turns) are encoded a batch of elements at a
-    time into one buffer used again for each, so the document is never held whole: a large
-    session's output then costs no memory of its own."""
+    time, so the document is never held whole: a large session's output then costs no
+    memory of its own."""
     if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
         yield _encoded(obj)
         return
-    encoder = msgspec.json.Encoder()
-    buffer = bytearray()
     yield b"{"
     for n, (key, value) in enumerate(obj.items()):
         yield (b"," if n else b"") + _encoded(key) + b":"
@@ -102,12 +100,8 @@ def json_pieces(obj: object, batch: int = _BATCH) -> Iterator[bytes]:
             continue
         yield b"["
         for start in range(0, len(value), batch):
-            elements = value[start:start + batch]
-            try:
-                encoder.encode_into(elements, buffer)
-            except UnicodeEncodeError:
-                encoder.encode_into(_valid_text(elements), buffer)
-            yield (b"," if start else b"") + buffer[1:-1]  # the batch's elements
+            elements = _encoded(value[start:start + batch])[1:-1]  # the batch without [ ]
+            yield (b"," if start else b"") + elements
         yield b"]"
     yield b"}"
 
