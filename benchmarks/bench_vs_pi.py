@@ -9,7 +9,9 @@ is sessionctx over pi, measured in one run with the two sides taking turns:
    (goal <= 0.7 at 30 and at 100 MB);
 2. peak memory (max RSS) of those processes (goal at 100 MB: <= 1.0);
 3. in process, read + build (what `build` does before printing) over pi's load +
-   buildSessionContext (goal <= 0.5 at 30 MB);
+   buildSessionContext (goal <= 0.5 at 30 MB); printed below it, labelled, the two floors
+   any full read stands on, over the same pi time: msgspec decoding every line, and that
+   decoding with the checks every read makes (nesting depth, duplicate keys);
 4. CPU time (user + system) of `sessionctx build` on a one-message file over pi's process on
    the same file (goal <= 1.0).
 
@@ -169,6 +171,29 @@ def sessionctx_in_process(path: Path) -> float:
     return elapsed
 
 
+def floors(path: Path) -> tuple[float, float]:
+    """Seconds for what any full read pays before a record is made: msgspec decoding every
+    line, and that decoding with the checks every read makes (nesting depth, duplicate keys),
+    the file read included in both."""
+    import msgspec
+
+    from sessionctx import decoding
+
+    gc.collect()
+    start = time.perf_counter()
+    raw = path.read_bytes()
+    msgspec.json.Decoder().decode_lines(raw)
+    decoded = time.perf_counter() - start
+    gc.collect()
+    start = time.perf_counter()
+    raw = path.read_bytes()
+    values = decoding.decode_lines(memoryview(raw), raw.count(b"\n"))
+    checked = time.perf_counter() - start
+    if values is None:
+        raise SystemExit(f"{path.name}: a line the read would look at one by one")
+    return decoded, checked
+
+
 def pi_in_process(path: Path, n: int) -> list[float]:
     out = subprocess.run(["node", str(PI_SCRIPT), "time", str(path), str(n)],
                          capture_output=True, check=True)
@@ -300,6 +325,7 @@ def _measure(files: dict[float, Path], tiny: Path, rounds: int, k: int,
     memory: dict[float, list[float]] = {mb: [] for mb in files}
     rss: dict[float, list[tuple[int, int]]] = {mb: [] for mb in files}
     inproc: dict[float, list[float]] = {mb: [] for mb in files}
+    floor: dict[float, list[tuple[float, float]]] = {mb: [] for mb in files}
     cpu: list[float] = []
     cpu_pairs: list[tuple[float, float]] = []
     for r in range(rounds):
@@ -321,6 +347,9 @@ def _measure(files: dict[float, Path], tiny: Path, rounds: int, k: int,
                 theirs = min(pi_in_process(path, k))
                 ours = min(sessionctx_in_process(path) for _ in range(k))
             inproc[mb].append(ours / theirs)
+            runs = [floors(path) for _ in range(k)]
+            decoded, checked = min(d for d, _ in runs), min(c for _, c in runs)
+            floor[mb].append((decoded / theirs, checked / theirs))
         a = run([SESSIONCTX, "build", str(tiny)])
         b = run(pi_cmd(tiny))
         cpu.append(a[1] / b[1])
@@ -336,6 +365,10 @@ def _measure(files: dict[float, Path], tiny: Path, rounds: int, k: int,
               f"pi {min(m[1] for m in mib):.0f}-{max(m[1] for m in mib):.0f}]")
         if inproc[mb]:
             print(f"  in process read + build, best of {k}:     {_range(inproc[mb])}")
+            print(f"    floor: decode + the read's checks:     "
+                  f"{_range([c for _, c in floor[mb]])}  (no record made, nothing built)")
+            print(f"    floor: msgspec decode alone:           "
+                  f"{_range([d for d, _ in floor[mb]])}")
     ms = [(x * 1000, y * 1000) for x, y in cpu_pairs]
     print(f"one-message file, build CPU time:          {_range(cpu)}  "
           f"[ms sessionctx {min(m[0] for m in ms):.0f}-{max(m[0] for m in ms):.0f}, "

@@ -197,6 +197,43 @@ def test_json_lines_are_measured_for_nesting_one_line_at_a_time() -> None:
     assert len(result.records) == len(lines) - 1
 
 
+@pytest.mark.parametrize("depth", [decoding.MAX_DEPTH - 1, decoding.MAX_DEPTH,
+                                   decoding.MAX_DEPTH + 1, 2 * decoding.MAX_DEPTH])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_json_lines_are_refused_exactly_past_the_nesting_limit(depth: int, where: str) -> None:
+    # every line has more opening brackets than the limit, most of them inside strings and
+    # escaped quotes, so each line's value is measured; only the deep one nests past it
+    wide: dict[str, Any] = {"text": '[{"' * 300, "list": [[{"a": "]}"}]] * 3}
+    deep = {"text": "[{" * 300, "value": fuzzing.deep_value(depth - 1)}
+    lines = [wide] * 5
+    lines.insert({"first": 0, "middle": 2, "last": 5}[where], deep)
+    raw = "".join(json.dumps(o) + "\n" for o in lines).encode()
+    assert decoding.nesting(json.dumps(deep).encode()) == depth
+    values = decoding.decode_lines(memoryview(raw), len(lines))
+    assert (values is None) == (depth > decoding.MAX_DEPTH)
+    result = read_bytes(raw, "lines.jsonl")
+    assert len(result.records) == len(lines) - (depth > decoding.MAX_DEPTH)
+    assert all("deeper than 256" in p.message for p in result.problems)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_JSON, min_size=1, max_size=6), st.integers(0, 3))
+def test_lines_nest_too_deep_as_their_text_measures(values: list[Any], extra: int) -> None:
+    # the values, each wrapped `extra` + the limit deep, against the text's own measure
+    wrapped = [fuzzing.deep_value(0) if i % 2 else _wrap(v, decoding.MAX_DEPTH - 2 + extra)
+               for i, v in enumerate(values)]
+    raw = "".join(json.dumps({"v": w}) + "\n" for w in wrapped).encode()
+    too_deep = any(decoding.nesting(json.dumps({"v": w}).encode()) > decoding.MAX_DEPTH
+                   for w in wrapped)
+    assert (decoding.decode_lines(memoryview(raw), len(wrapped)) is None) == too_deep
+
+
+def _wrap(value: Any, depth: int) -> Any:
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def test_a_file_that_is_not_one_json_text_is_told_apart_without_a_reason() -> None:
     assert decoding.decode_or_none(b'{"a": 1}\n{"b": 2}\n') is None
     assert decoding.decode_or_none(b'{"a": NaN}') is None

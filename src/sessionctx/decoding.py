@@ -89,7 +89,7 @@ def decode_lines(data: memoryview, count: int) -> list[Any] | None:
     raw = bytes(data)
     # one pass over the text keeps what both checks count: opening brackets, colons, newlines
     marks = raw.translate(None, _NOT_OPENING_COLON_OR_NEWLINE)
-    if _lines_nest_too_deep(raw, marks.translate(None, b":")) or \
+    if _lines_nest_too_deep(values, marks.translate(None, b":")) or \
             duplicate_keys_possible(raw, values, marks.count(b":")):
         return None
     return values
@@ -176,16 +176,33 @@ def _nesting_exceeds(raw: bytes) -> bool:
     return nesting(raw) > MAX_DEPTH
 
 
-def _lines_nest_too_deep(raw: bytes, marks: bytes) -> bool:
-    """`_nesting_exceeds` for JSON lines, one line at a time, given `marks`, the text's opening
-    brackets and newlines: no value spans two lines, and only a line with more opening
-    brackets than the limit can nest deeper than it, so the few that have that many are the
-    only ones measured."""
+def _lines_nest_too_deep(values: list[Any], marks: bytes) -> bool:
+    """`_nesting_exceeds` for JSON lines, given their decoded `values` and `marks`, the text's
+    opening brackets and newlines: no value spans two lines, and only a line with more opening
+    brackets than the limit can nest deeper than it, so the few values of lines that have
+    that many are the only ones measured (their brackets are mostly inside strings)."""
     opening = marks.split(b"\n")
     if max(map(len, opening)) <= MAX_DEPTH:
         return False
-    return any(len(opens) > MAX_DEPTH and nesting(line) > MAX_DEPTH
-               for opens, line in zip(opening, raw.split(b"\n"), strict=True))
+    if len(opening) > len(values):
+        opening.pop()  # the empty piece after the last line's newline
+    return any(len(opens) > MAX_DEPTH and _deeper_than_limit(value)
+               for opens, value in zip(opening, values, strict=True))
+
+
+def _deeper_than_limit(value: Any) -> bool:
+    """Whether arrays and objects nest deeper than MAX_DEPTH in a decoded value, walked a level
+    at a time (no recursion, whatever the depth)."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(MAX_DEPTH):
+        below: list[Any] = []
+        for held in level:
+            below.extend(v for v in (held.values() if isinstance(held, dict) else held)
+                         if isinstance(v, (dict, list)))
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def _too_deep() -> str:
