@@ -403,26 +403,21 @@ def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
     line by line only for a chunk that holds a bad one, so each problem names its line."""
     result = ReadResult()
     total = len(raw)
-    start, lineno = 0, 1
-    with memoryview(raw) as view:
-        while start < total:
-            end = raw.find(b"\n", start + _CHUNK_BYTES - 1)
-            end = total if end < 0 else end + 1
-            objects = _decode_chunk(raw, view, start, end, max_line_bytes)
-            if objects is not None:
-                _add_records(enumerate(objects, lineno), path, result)
-                lineno += len(objects)
-            else:
-                lines = raw[start:end].split(b"\n")
-                if not lines[-1]:
-                    lines.pop()  # the empty piece after the chunk's last newline
-                torn = end == total and not raw.endswith(b"\n")
-                _add_records(_objects_of_lines(lines, lineno, path, max_line_bytes, torn,
-                                               result.problems), path, result)
-                lineno += len(lines)
-            start = end
-            if progress is not None:
-                progress(end, total)
+    lineno = 1
+    for start, end, objects in object_chunks(raw, max_line_bytes):
+        if objects is not None:
+            _add_records(enumerate(objects, lineno), path, result)
+            lineno += len(objects)
+        else:
+            lines = raw[start:end].split(b"\n")
+            if not lines[-1]:
+                lines.pop()  # the empty piece after the chunk's last newline
+            torn = end == total and not raw.endswith(b"\n")
+            _add_records(_objects_of_lines(lines, lineno, path, max_line_bytes, torn,
+                                           result.problems), path, result)
+            lineno += len(lines)
+        if progress is not None:
+            progress(end, total)
     if not result.records and not result.problems:
         result.problems.append(Problem("holds no records", path, fatal=True))
     elif not result.records and result.problems:
@@ -430,6 +425,21 @@ def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
         result.problems.append(Problem(f"no line could be read as a record (first: line "
                                        f"{first.line}: {first.message})", path, fatal=True))
     return result
+
+
+def object_chunks(raw: bytes, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+                  ) -> Iterator[tuple[int, int, list[dict[str, Any]] | None]]:
+    """JSONL a chunk of whole lines at a time: where each chunk starts and ends in `raw`, and
+    the objects of its lines when each line holds exactly one JSON object and they decode in
+    one go; None for a chunk whose lines must be looked at one by one."""
+    total = len(raw)
+    start = 0
+    with memoryview(raw) as view:
+        while start < total:
+            end = raw.find(b"\n", start + _CHUNK_BYTES - 1)
+            end = total if end < 0 else end + 1
+            yield start, end, _decode_chunk(raw, view, start, end, max_line_bytes)
+            start = end
 
 
 def _decode_chunk(raw: bytes, view: memoryview, start: int, end: int,

@@ -13,6 +13,8 @@ from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind
+from sessionctx.gcpause import paused_gc
+from sessionctx.records import object_chunks
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -62,6 +64,7 @@ class Lines:
         self.original = parts
         self._text: dict[int, bytes] = {}
         self._objects: dict[int, Any] = {}
+        self._unread = body  # the original lines, until their objects are decoded
         self.removed: set[int] = set()
         self.inserted: dict[int, list[bytes]] = {}
 
@@ -76,6 +79,8 @@ class Lines:
 
     def obj(self, n: int) -> dict[str, Any] | None:
         """The line's object as it stands now, None when the line holds no JSON object."""
+        if self._unread:
+            self._decode_original()
         if n not in self._objects:
             try:
                 value = decoding.decode(self.text(n))
@@ -84,6 +89,22 @@ class Lines:
             self._objects[n] = value if isinstance(value, dict) else None
         obj: dict[str, Any] | None = self._objects[n]
         return obj
+
+    def _decode_original(self) -> None:
+        """The objects of the lines not yet edited, decoded a chunk of lines at a time as the
+        reader decodes them; a line of a chunk that does not decode in one go is decoded
+        alone when it is asked for."""
+        body, self._unread = self._unread, b""
+        n = 1
+        with paused_gc():  # a large acyclic tree, as a read makes
+            for start, end, objects in object_chunks(body):
+                if objects is None:  # every chunk but the last ends with its last newline
+                    n += body.count(b"\n", start, end)
+                    continue
+                for obj in objects:
+                    if n not in self._text:
+                        self._objects[n] = obj
+                    n += 1
 
     def is_blank(self, n: int) -> bool:
         return not self.original[n - 1].strip()
@@ -118,16 +139,41 @@ class Lines:
 
 
 def unified_diff(before: bytes, after: bytes, path: str, width: int = 2000) -> str:
-    """The lines that change, as a unified diff; very long lines are cut, marked as cut."""
-    def lines(raw: bytes) -> list[str]:
-        out = []
-        for line in raw.decode("utf-8", "replace").split("\n"):
-            if len(line) > width:
-                line = f"{line[:width]}... ({len(line) - width} more characters)"
-            out.append(line + "\n")
-        if out and out[-1] == "\n":
-            out.pop()
-        return out
+    """The lines that change, as a unified diff with no context lines. Lines are compared as
+    stored, whole; a very long one is cut only where it is shown, marked as cut, so a change
+    past the cut still shows its line."""
+    old, new = _diff_lines(before), _diff_lines(after)
+    out: list[str] = []
+    for group in difflib.SequenceMatcher(None, old, new).get_grouped_opcodes(0):
+        if not out:
+            out += [f"--- {path} (stored)\n", f"+++ {path} (repaired)\n"]
+        out.append(f"@@ -{_hunk_range(group[0][1], group[-1][2])} "
+                   f"+{_hunk_range(group[0][3], group[-1][4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(" " + _shown(line, width) for line in old[i1:i2])
+                continue
+            out.extend("-" + _shown(line, width) for line in old[i1:i2])
+            out.extend("+" + _shown(line, width) for line in new[j1:j2])
+    return "".join(out)
 
-    return "".join(difflib.unified_diff(lines(before), lines(after), f"{path} (stored)",
-                                        f"{path} (repaired)", n=0))
+
+def _diff_lines(raw: bytes) -> list[bytes]:
+    lines = raw.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the empty piece after the last newline
+    return lines
+
+
+def _hunk_range(start: int, stop: int) -> str:
+    """A hunk's line range as unified diffs write it: the first line and the count."""
+    if stop - start == 1:
+        return str(start + 1)
+    return f"{start + 1 if stop > start else start},{stop - start}"
+
+
+def _shown(line: bytes, width: int) -> str:
+    text = line.decode("utf-8", "replace")
+    if len(text) > width:
+        text = f"{text[:width]}... ({len(text) - width} more characters)"
+    return text + "\n"

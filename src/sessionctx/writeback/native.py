@@ -103,9 +103,13 @@ def _kept_from(lines: Lines, links: Links) -> list[Fix]:
 def _kept_index(lines: Lines) -> list[Fix]:
     """A version 1 compaction names its first kept entry by its index among the entries a
     reader can parse: entries taken out before it move it down."""
+    compactions = [n for n in lines.kept() if isinstance(
+        (lines.obj(n) or {}).get("firstKeptEntryIndex"), int)]
+    if not compactions:
+        return []
     readable = [n for n in lines.numbers() if not lines.is_blank(n) and _parses(lines, n)]
     fixes = []
-    for n in list(lines.kept()):
+    for n in compactions:
         obj = lines.obj(n)
         index = obj.get("firstKeptEntryIndex") if obj is not None else None
         if not isinstance(index, int) or isinstance(index, bool) or not (

@@ -77,11 +77,11 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
                               "sessions")
         after, fixes, ctx = _plan_lines(raw, path, chosen, result, ctx, leaf, note_unpaired)
-    if after != raw and read_raw(after, path, chosen).fatal:
+    repaired = read_raw(after, path, chosen) if after != raw else result
+    if repaired.fatal:
         raise RepairError(f"{path or 'the input'}: nothing of the conversation would be left "
                           "after the repair (every entry is broken); the file is left as it is")
-    return Plan(chosen, raw, after, fixes, ctx.pending_calls,
-                remaining(after, path, chosen, leaf))
+    return Plan(chosen, raw, after, fixes, ctx.pending_calls, remaining(repaired, leaf))
 
 
 def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx: Context,
@@ -96,11 +96,12 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
     if keys is not None and first.removed:
         fixes += Links(first, first.removed, keys).relink()
     origin = list(first.kept())  # line n of the file after this step is origin[n - 1]
+    lines = first
     if fixes:
         raw = first.render()
         result = read_raw(raw, path, fmt)
         ctx = _context(result, leaf)
-    lines = Lines(raw)
+        lines = Lines(raw)
     maker = notes.NoteMaker(builder) if note_unpaired else None
     for fix in planner(lines, result, wanted(ctx), maker):
         fix.line = origin[fix.line - 1] if fix.line is not None else None
@@ -133,9 +134,8 @@ def _context(result: ReadResult, leaf: str | None) -> Context:
     return build_context(records)
 
 
-def remaining(raw: bytes, path: str | None, fmt: str, leaf: str | None) -> list[str]:
-    """What a check of these bytes, read as `fmt`, would still name."""
-    result = read_raw(raw, path, fmt)
+def remaining(result: ReadResult, leaf: str | None) -> list[str]:
+    """What a check of the session `result` was read from would still name."""
     out = [str(p) for p in result.problems]
     if result.fatal:
         return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 Path = Sequence[str | int]
@@ -17,6 +17,10 @@ Path = Sequence[str | int]
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SCALAR = re.compile(rb"-?[0-9][0-9eE+\-.]*|true|false|null")
 _SPACE = re.compile(rb"[ \t\r\n]*")
+# Everything up to the next bracket outside a string, strings whole: the regex engine steps
+# over the text between brackets, so a container is skipped in one step per bracket it holds.
+_TO_BRACKET = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
+_OPENING = frozenset(b"{[")
 
 
 class SpanError(ValueError):
@@ -37,11 +41,31 @@ def value_end(text: bytes, pos: int) -> int:
             raise SpanError(f"unterminated string at byte {pos}")
         return match.end()
     if head in (b"{", b"["):
-        return _container(text, pos)[1]
+        return _container_end(text, pos)
     match = _SCALAR.match(text, pos)
     if match is None or match.end() == pos:
         raise SpanError(f"no JSON value at byte {pos}")
     return match.end()
+
+
+def _container_end(text: bytes, pos: int) -> int:
+    """Where the object or array at `pos` ends, found by its brackets alone: only the members
+    of the containers on a path are read one by one."""
+    depth = 0
+    at = pos
+    while at < len(text):
+        char = text[at]
+        if char in _OPENING:
+            depth += 1
+        elif char in b"}]":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        else:  # a quote where no string is whole: the text ends inside it
+            raise SpanError(f"unterminated string at byte {at}")
+        skipped = _TO_BRACKET.match(text, at + 1)
+        at = skipped.end() if skipped is not None else at + 1
+    raise SpanError(f"unterminated container at byte {pos}")
 
 
 def _container(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int]], int]:
@@ -54,13 +78,20 @@ def _container(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int]], int]:
 def _members(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int, int]], int]:
     """(key or index, where the member starts (its key, in an object), value start, value end)
     of each member of the container at `pos`, and where it ends."""
+    found = list(_each_member(text, pos))
+    return found, _ws(text, found[-1][3] if found else pos + 1) + 1
+
+
+def _each_member(text: bytes, pos: int) -> Iterator[tuple[Any, int, int, int]]:
+    """`_members` one at a time: a search for one member skips no more than the ones before
+    it."""
     close = b"}" if text[pos:pos + 1] == b"{" else b"]"
-    members: list[tuple[Any, int, int, int]] = []
     i = _ws(text, pos + 1)
     if text[i:i + 1] == close:
-        return members, i + 1
+        return
+    index = 0
     while True:
-        key: Any = len(members)
+        key: Any = index
         member_start = i
         if close == b"}":
             match = _STRING.match(text, i)
@@ -72,11 +103,12 @@ def _members(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int, int]], in
                 raise SpanError(f"expected ':' at byte {i}")
             i = _ws(text, i + 1)
         end = value_end(text, i)
-        members.append((key, member_start, i, end))
+        yield key, member_start, i, end
+        index += 1
         i = _ws(text, end)
         sep = text[i:i + 1]
         if sep == close:
-            return members, i + 1
+            return
         if sep != b",":
             raise SpanError(f"expected ',' or {close.decode()!r} at byte {i}")
         i = _ws(text, i + 1)
@@ -91,13 +123,15 @@ def members(text: bytes, path: Path = ()) -> list[tuple[Any, int, int]]:
 
 
 def span(text: bytes, path: Path = ()) -> tuple[int, int]:
-    """The byte span of the value at `path`."""
+    """The byte span of the value at `path` in `text`, one JSON text (so the top value ends
+    where the text's trailing space starts)."""
     start = _ws(text, 0)
-    end = value_end(text, start)
+    end = len(text.rstrip(b" \t\r\n"))
     for step in path:
         if text[start:start + 1] not in (b"{", b"["):
             raise SpanError(f"no {step!r} in the scalar at byte {start}")
-        found = next(((s, e) for key, s, e in _container(text, start)[0] if key == step), None)
+        found = next(((s, e) for key, _, s, e in _each_member(text, start) if key == step),
+                     None)
         if found is None:
             raise SpanError(f"no {step!r} in the value at byte {start}")
         start, end = found
