@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sessionctx.writeback import repair
 from sessionctx.writeback.edits import unified_diff
+from tests.test_repair_formats import CLAUDE
 
 _LINES = st.lists(st.text(alphabet="ab{}é\"", max_size=6), max_size=12)
 
@@ -47,3 +50,14 @@ def test_a_change_past_the_cut_of_a_long_line_still_shows_its_line() -> None:
 def test_bytes_that_are_not_utf8_are_compared_as_stored_and_shown_replaced() -> None:
     diff = unified_diff(b'{"a":"\xff"}\n', b'{"a":"\xfe"}\n', "s.jsonl")
     assert diff.splitlines()[2:] == ["@@ -1 +1 @@", '-{"a":"\ufffd"}', '+{"a":"\ufffd"}']
+
+
+def test_a_written_repair_still_gives_its_diff(tmp_path: Path, fixtures: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    original = (fixtures / CLAUDE).read_bytes()
+    path.write_bytes(original)
+    result = repair(str(path))
+    assert result.written
+    assert result.diff == unified_diff(original, path.read_bytes(), str(path))
+    assert result.diff.startswith(f"--- {path} (stored)\n")
+    assert repair(str(path)).diff == ""  # nothing left to repair

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from sessionctx.context import PendingCall
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
+@dataclass
 class RepairResult:
     """What a repair changed, whether it wrote the file, and where the original is kept."""
 
@@ -39,9 +40,17 @@ class RepairResult:
     fixes: list[Fix]
     written: bool
     backup: str | None
-    diff: str
     pending_calls: list[PendingCall]
     remaining: list[str] = field(default_factory=list)
+    before: bytes = field(default=b"", repr=False)
+    after: bytes = field(default=b"", repr=False)
+
+    @cached_property
+    def diff(self) -> str:
+        """The lines that change, as a unified diff: made when asked for, since on a large
+        session it costs as much as a read."""
+        return unified_diff(self.before, self.after, self.path) if self.after != self.before \
+            else ""
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "format": self.format, "written": self.written,
@@ -70,9 +79,8 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
     except OSError as exc:
         raise RepairError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     plan = plan_repair(raw, path, fmt, leaf=leaf, note_unpaired=note_unpaired)
-    diff = unified_diff(plan.before, plan.after, path) if plan.changed else ""
-    out = RepairResult(path, plan.format, plan.fixes, False, None, diff, plan.pending_calls,
-                       plan.remaining)
+    out = RepairResult(path, plan.format, plan.fixes, False, None, plan.pending_calls,
+                       plan.remaining, plan.before, plan.after)
     if dry_run or not plan.changed:
         return out
 
