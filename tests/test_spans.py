@@ -42,6 +42,12 @@ def test_every_value_is_found_at_its_path(value: Any, layout: dict[str, Any],
     for path, held in _paths(value):
         start, end = spans.span(text, path)
         assert json.loads(text[start:end]) == held
+        if isinstance(held, (dict, list)):
+            found = spans.members(text, path)
+            keys = list(held) if isinstance(held, dict) else list(range(len(held)))
+            assert [key for key, _, _ in found] == keys
+            assert [json.loads(text[s:e]) for _, s, e in found] == [
+                held[k] for k in keys]
 
 
 @settings(max_examples=300, deadline=None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 Path = Sequence[str | int]
@@ -21,6 +21,7 @@ _SPACE = re.compile(rb"[ \t\r\n]*")
 # over the text between brackets, so a container is skipped in one step per bracket it holds.
 _TO_BRACKET = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
 _OPENING = frozenset(b"{[")
+_CLOSING = {ord("{"): b"}", ord("["): b"]"}
 
 
 class SpanError(ValueError):
@@ -68,74 +69,91 @@ def _container_end(text: bytes, pos: int) -> int:
     raise SpanError(f"unterminated container at byte {pos}")
 
 
-def _container(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int]], int]:
-    """The members of the object or array at `pos` as (key or index, start, end) of each value,
-    and where the container ends."""
-    found, end = _members(text, pos)
-    return [(key, start, stop) for key, _, start, stop in found], end
-
-
 def _members(text: bytes, pos: int) -> tuple[list[tuple[Any, int, int, int]], int]:
     """(key or index, where the member starts (its key, in an object), value start, value end)
     of each member of the container at `pos`, and where it ends."""
-    found = list(_each_member(text, pos))
-    return found, _ws(text, found[-1][3] if found else pos + 1) + 1
+    close = _CLOSING[text[pos]]
+    members: list[tuple[Any, int, int, int]] = []
+    at: int | None = _first_member(text, pos, close)
+    end = pos + 1
+    while at is not None:
+        key, start = _member_head(text, at, close, len(members))
+        end = value_end(text, start)
+        members.append((key, at, start, end))
+        at = _next_member(text, end, close)
+    return members, _ws(text, end) + 1
 
 
-def _each_member(text: bytes, pos: int) -> Iterator[tuple[Any, int, int, int]]:
-    """`_members` one at a time: a search for one member skips no more than the ones before
-    it."""
-    close = b"}" if text[pos:pos + 1] == b"{" else b"]"
-    i = _ws(text, pos + 1)
-    if text[i:i + 1] == close:
-        return
+def _value_start(text: bytes, pos: int, step: str | int) -> int:
+    """Where the value of member `step` of the container at `pos` starts: the values before
+    it are skipped, its own is not read."""
+    close = _CLOSING[text[pos]]
+    at = _first_member(text, pos, close)
     index = 0
-    while True:
-        key: Any = index
-        member_start = i
-        if close == b"}":
-            match = _STRING.match(text, i)
-            if match is None:
-                raise SpanError(f"expected a key at byte {i}")
-            key = json.loads(match.group())
-            i = _ws(text, match.end())
-            if text[i:i + 1] != b":":
-                raise SpanError(f"expected ':' at byte {i}")
-            i = _ws(text, i + 1)
-        end = value_end(text, i)
-        yield key, member_start, i, end
+    while at is not None:
+        key, start = _member_head(text, at, close, index)
+        if key == step:
+            return start
+        at = _next_member(text, value_end(text, start), close)
         index += 1
-        i = _ws(text, end)
-        sep = text[i:i + 1]
-        if sep == close:
-            return
-        if sep != b",":
-            raise SpanError(f"expected ',' or {close.decode()!r} at byte {i}")
-        i = _ws(text, i + 1)
+    raise SpanError(f"no {step!r} in the value at byte {pos}")
+
+
+def _first_member(text: bytes, pos: int, close: bytes) -> int | None:
+    """Where the first member of the container opened at `pos` starts; None when empty."""
+    at = _ws(text, pos + 1)
+    return None if text[at:at + 1] == close else at
+
+
+def _member_head(text: bytes, at: int, close: bytes, index: int) -> tuple[Any, int]:
+    """The key of the member at `at` (its `index`, in an array) and where its value starts."""
+    if close == b"]":
+        return index, at
+    match = _STRING.match(text, at)
+    if match is None:
+        raise SpanError(f"expected a key at byte {at}")
+    colon = _ws(text, match.end())
+    if text[colon:colon + 1] != b":":
+        raise SpanError(f"expected ':' at byte {colon}")
+    return json.loads(match.group()), _ws(text, colon + 1)
+
+
+def _next_member(text: bytes, end: int, close: bytes) -> int | None:
+    """Where the member after the value ending at `end` starts; None after the last one."""
+    at = _ws(text, end)
+    sep = text[at:at + 1]
+    if sep == close:
+        return None
+    if sep != b",":
+        raise SpanError(f"expected ',' or {close.decode()!r} at byte {at}")
+    return _ws(text, at + 1)
 
 
 def members(text: bytes, path: Path = ()) -> list[tuple[Any, int, int]]:
     """The members of the container at `path`."""
-    start, _ = span(text, path)
+    start = _start(text, path)
     if text[start:start + 1] not in (b"{", b"["):
         raise SpanError(f"the value at {list(path)} is not an object or array")
-    return _container(text, start)[0]
+    return [(key, begin, end) for key, _, begin, end in _members(text, start)[0]]
 
 
 def span(text: bytes, path: Path = ()) -> tuple[int, int]:
     """The byte span of the value at `path` in `text`, one JSON text (so the top value ends
     where the text's trailing space starts)."""
+    if not path:
+        return _ws(text, 0), len(text.rstrip(b" \t\r\n"))
+    start = _start(text, path)
+    return start, value_end(text, start)
+
+
+def _start(text: bytes, path: Path) -> int:
+    """Where the value at `path` starts."""
     start = _ws(text, 0)
-    end = len(text.rstrip(b" \t\r\n"))
     for step in path:
         if text[start:start + 1] not in (b"{", b"["):
             raise SpanError(f"no {step!r} in the scalar at byte {start}")
-        found = next(((s, e) for key, _, s, e in _each_member(text, start) if key == step),
-                     None)
-        if found is None:
-            raise SpanError(f"no {step!r} in the value at byte {start}")
-        start, end = found
-    return start, end
+        start = _value_start(text, start, step)
+    return start
 
 
 def replace(text: bytes, path: Path, value: Any) -> bytes:
@@ -147,10 +165,10 @@ def replace(text: bytes, path: Path, value: Any) -> bytes:
 def delete(text: bytes, path: Path, index: int) -> bytes:
     """`text` without member `index` (by position) of the array or object at `path`, and the
     comma that joined it."""
-    container_start, container_end = span(text, path)
+    container_start = _start(text, path)
     if text[container_start:container_start + 1] not in (b"{", b"["):
         raise SpanError(f"the value at {list(path)} is not an object or array")
-    items = _members(text, container_start)[0]
+    items, container_end = _members(text, container_start)
     _, start, _, end = items[index]
     if len(items) == 1:
         return text[:container_start + 1] + text[container_end - 1:]
