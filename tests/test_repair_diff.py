@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionctx.writeback import repair
-from sessionctx.writeback.edits import unified_diff
+from sessionctx.writeback.edits import _changed_runs, unified_diff
 from tests.test_repair_formats import CLAUDE
 
 _LINES = st.lists(st.text(alphabet="ab{}é\"", max_size=6), max_size=12)
@@ -27,14 +27,54 @@ def _reference(before: str, after: str, path: str) -> str:
                                         f"{path} (repaired)", n=0))
 
 
+_EDITS = st.lists(st.sampled_from(["keep", "drop", "change", "add"]), max_size=30)
+
+
 @settings(max_examples=300, deadline=None)
-@given(_LINES, _LINES, st.booleans(), st.booleans())
-def test_the_diff_is_the_unified_diff_of_the_lines(old: list[str], new: list[str],
-                                                   old_ends: bool, new_ends: bool) -> None:
-    before = "\n".join(old) + ("\n" if old_ends else "")
-    after = "\n".join(new) + ("\n" if new_ends else "")
+@given(_EDITS, st.booleans(), st.booleans())
+def test_a_repairs_edits_diff_as_difflib_diffs_them(edits: list[str], old_ends: bool,
+                                                     new_ends: bool) -> None:
+    # a session's lines are unique; a repair keeps, drops, rewrites or adds lines in order
+    old: list[str] = []
+    new: list[str] = []
+    for n, edit in enumerate(edits):
+        if edit != "add":
+            old.append(f'{{"id":"{n}"}}')
+        if edit in ("keep", "add"):
+            new.append(old[-1] if edit == "keep" else f'{{"note":"{n}"}}')
+        elif edit == "change":
+            new.append(f'{{"id":"{n}","fixed":true}}')
+    before = "\n".join(old) + ("\n" if old_ends and old else "")
+    after = "\n".join(new) + ("\n" if new_ends and new else "")
     got = unified_diff(before.encode(), after.encode(), "s.jsonl")
     assert got == _reference(before, after, "s.jsonl")
+
+
+@settings(max_examples=500, deadline=None)
+@given(_LINES, _LINES)
+def test_the_changed_runs_turn_any_lines_into_any_others(old: list[str], new: list[str]) -> None:
+    # repeated lines included: the runs are ordered, each changes something, and applying
+    # them to the old lines gives the new ones
+    old_lines, new_lines = [x.encode() for x in old], [x.encode() for x in new]
+    out: list[bytes] = []
+    at = 0
+    for i1, i2, j1, j2 in _changed_runs(old_lines, new_lines):
+        assert at <= i1 <= i2 and (i2 > i1 or j2 > j1)
+        out += old_lines[at:i1]
+        assert len(out) == j1
+        out += new_lines[j1:j2]
+        at = i2
+    assert out + old_lines[at:] == new_lines
+
+
+def test_the_diff_of_many_edits_to_a_long_session_is_exact() -> None:
+    # every tenth line of 20,000 rewritten: each hunk is that one line
+    old = [f'{{"id":"{n}"}}' for n in range(20000)]
+    new = [line + " " if n % 10 == 0 else line for n, line in enumerate(old)]
+    before, after = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    got = unified_diff(before.encode(), after.encode(), "s.jsonl")
+    assert got == _reference(before, after, "s.jsonl")
+    assert got.count("@@ -") == 2000
 
 
 def test_a_change_past_the_cut_of_a_long_line_still_shows_its_line() -> None:

@@ -6,6 +6,7 @@ apart from the original and only applied when the file is rendered.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -144,18 +145,61 @@ def unified_diff(before: bytes, after: bytes, path: str, width: int = 2000) -> s
     past the cut still shows its line."""
     old, new = _diff_lines(before), _diff_lines(after)
     out: list[str] = []
-    for group in difflib.SequenceMatcher(None, old, new).get_grouped_opcodes(0):
+    for i1, i2, j1, j2 in _changed_runs(old, new):
         if not out:
             out += [f"--- {path} (stored)\n", f"+++ {path} (repaired)\n"]
-        out.append(f"@@ -{_hunk_range(group[0][1], group[-1][2])} "
-                   f"+{_hunk_range(group[0][3], group[-1][4])} @@\n")
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                out.extend(" " + _shown(line, width) for line in old[i1:i2])
-                continue
-            out.extend("-" + _shown(line, width) for line in old[i1:i2])
-            out.extend("+" + _shown(line, width) for line in new[j1:j2])
+        out.append(f"@@ -{_hunk_range(i1, i2)} +{_hunk_range(j1, j2)} @@\n")
+        out.extend("-" + _shown(line, width) for line in old[i1:i2])
+        out.extend("+" + _shown(line, width) for line in new[j1:j2])
     return "".join(out)
+
+
+def _changed_runs(old: list[bytes], new: list[bytes]) -> Iterator[tuple[int, int, int, int]]:
+    """Each run of lines that differ, as (old start, old stop, new start, new stop).
+
+    Lines found exactly once on each side, in the same order, are matched first (patience
+    diffing); only the gaps between them go to difflib. A session's lines are nearly all
+    unique, so the gaps are the edits themselves and the cost grows with the file, where
+    difflib alone grows with the file times the number of edits."""
+    i = j = 0
+    for anchor_i, anchor_j in [*_unique_anchors(old, new), (len(old), len(new))]:
+        if anchor_i > i or anchor_j > j:
+            matcher = difflib.SequenceMatcher(None, old[i:anchor_i], new[j:anchor_j],
+                                              autojunk=False)
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+                if tag != "equal":
+                    yield i + i1, i + i2, j + j1, j + j2
+        i, j = anchor_i + 1, anchor_j + 1
+
+
+def _unique_anchors(old: list[bytes], new: list[bytes]) -> list[tuple[int, int]]:
+    """The longest ordered chain of lines that occur once in `old` and once in `new`."""
+    counts: dict[bytes, int] = {}
+    for line in old:
+        counts[line] = counts.get(line, 0) + 1
+    in_new: dict[bytes, int] = {}
+    for j, line in enumerate(new):
+        if counts.get(line) == 1:
+            in_new[line] = -1 if line in in_new else j
+    pairs = [(i, j) for i, line in enumerate(old) if (j := in_new.get(line, -1)) >= 0]
+    # longest increasing run of new positions, by patience sorting
+    tops: list[int] = []  # new position ending the best chain of each length
+    ends: list[int] = []  # index into pairs of that chain's last pair
+    back: list[int] = []
+    for k, (_, j) in enumerate(pairs):
+        length = bisect.bisect_left(tops, j)
+        if length == len(tops):
+            tops.append(j)
+            ends.append(k)
+        else:
+            tops[length], ends[length] = j, k
+        back.append(ends[length - 1] if length else -1)
+    chain: list[tuple[int, int]] = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        chain.append(pairs[k])
+        k = back[k]
+    return chain[::-1]
 
 
 def _diff_lines(raw: bytes) -> list[bytes]:
