@@ -6,8 +6,8 @@ of lines to edit or take out. The ratios are over `sessionctx build FILE --json`
 file, the three commands taking turns round by round:
 
 1. `sessionctx repair COPY --no-backup`, written in place (goal <= 3.5: a repair reads the
-   session, decodes its lines to edit them, and reads the repaired bytes back to check them,
-   so three passes over the file are its floor);
+   session, edits the objects the read decoded, and reads the repaired bytes back to check
+   them, so two reads of the file are its floor);
 2. `sessionctx repair FILE --dry-run`, which also prints the diff of every changed line.
 
 Run: .venv/bin/python benchmarks/bench_repair.py [--size 30] [--rounds 5]

@@ -10,15 +10,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionctx import decoding, records
+from sessionctx.inputs import read_raw
 from sessionctx.records import object_chunks
 from sessionctx.writeback.edits import Lines
+from sessionctx.writeback.plan import _decoded
 
 _LINE = st.one_of(
     st.dictionaries(st.sampled_from(["role", "id", "x"]), st.integers() | st.text(max_size=3),
                     max_size=3).map(json.dumps),
     st.sampled_from(['[1, 2]', '"text"', '{"torn": ', '', '   ', '{"a": 1} {"b": 2}',
                      '{"a": 1, "a": 2}', '{"n": NaN}', '\ufeff{"bom": 1}', '{"deep": ' +
-                     '[' * 300 + ']' * 300 + '}']))
+                     '[' * 300 + ']' * 300 + '}', '{"s": "\\ud800"}',
+                     '{"type": "session", "id": "s", "version": 3}',
+                     '{"type": "message", "id": "m", "parentId": null, "message": '
+                     '{"role": "user", "content": "hi"}}',
+                     '{"type": "compaction", "id": "c", "parentId": "m", "summary": "s", '
+                     '"firstKeptEntryId": "m", "tokensBefore": 1}',
+                     '{"type": "branch_summary", "id": "b", "parentId": "m", "summary": "s"}']))
 
 
 def _reference(line: bytes) -> Any:
@@ -29,7 +37,7 @@ def _reference(line: bytes) -> Any:
     return value if isinstance(value, dict) else None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(_LINE, max_size=12), st.booleans(), st.booleans(), st.integers(1, 64))
 def test_each_line_holds_the_object_it_holds_alone(lines: list[str], ends: bool, bom: bool,
                                                    chunk: int) -> None:
@@ -40,7 +48,10 @@ def test_each_line_holds_the_object_it_holds_alone(lines: list[str], ends: bool,
         edited.put(1, b'{"edited": true}')
     # chunks of a line or two: every kind of chunk boundary
     with patch.object(records, "_CHUNK_BYTES", chunk):
-        for held in (Lines(raw), edited):
+        # and the objects the reader decoded, as a repair hands them over (pi's reader
+        # converts its compactions and branch summaries: the lines still hold the entries)
+        shared = [Lines(raw, _decoded(read_raw(raw, None, fmt))) for fmt in ("native", "pi")]
+        for held in (Lines(raw), edited, *shared):
             for n in held.numbers():
                 want = {"edited": True} if held is edited and n == 1 else _reference(
                     held.original[n - 1])

@@ -124,6 +124,9 @@ class ReadResult(msgspec.Struct):
     records: list[Record] = msgspec.field(default_factory=list)
     problems: list[Problem] = msgspec.field(default_factory=Problems)
     format: str = "native"  # the format the input was read in (inputs.FORMATS)
+    # JSONL read line by line by the core: each line's record as the line holds it, before
+    # any importer converted one (a repair edits those objects instead of decoding them again)
+    entries: list[Record] | None = None
 
     @property
     def fatal(self) -> bool:
@@ -424,6 +427,7 @@ def _read_lines(raw: bytes, path: str | None, max_line_bytes: int,
         first = result.problems[0]
         result.problems.append(Problem(f"no line could be read as a record (first: line "
                                        f"{first.line}: {first.message})", path, fatal=True))
+    result.entries = list(result.records)
     return result
 
 

@@ -55,7 +55,9 @@ class Fix:
 class Lines:
     """The original lines (numbered from 1), their decoded objects and the pending edits."""
 
-    def __init__(self, raw: bytes) -> None:
+    def __init__(self, raw: bytes, decoded: dict[int, dict[str, Any]] | None = None) -> None:
+        """`decoded`: the objects of lines already decoded (by the reader), by line number;
+        given, the other lines are decoded one at a time when asked for."""
         self.bom = raw.startswith(_BOM)
         body = raw[len(_BOM):] if self.bom else raw
         self.terminated = body.endswith(b"\n")
@@ -64,8 +66,9 @@ class Lines:
             parts.pop()
         self.original = parts
         self._text: dict[int, bytes] = {}
-        self._objects: dict[int, Any] = {}
-        self._unread = body  # the original lines, until their objects are decoded
+        self._objects: dict[int, Any] = {} if decoded is None else decoded
+        # the original lines, until their objects are decoded
+        self._unread = body if decoded is None else b""
         self.removed: set[int] = set()
         self.inserted: dict[int, list[bytes]] = {}
 

@@ -77,11 +77,16 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
                               "sessions")
         after, fixes, ctx = _plan_lines(raw, path, chosen, result, ctx, leaf, note_unpaired)
-    repaired = read_raw(after, path, chosen) if after != raw else result
+    pending = ctx.pending_calls
+    if after != raw:
+        del result, ctx  # the stored file's records are freed before the repaired file's are made
+        repaired = read_raw(after, path, chosen)
+    else:
+        repaired = result
     if repaired.fatal:
         raise RepairError(f"{path or 'the input'}: nothing of the conversation would be left "
                           "after the repair (every entry is broken); the file is left as it is")
-    return Plan(chosen, raw, after, fixes, ctx.pending_calls, remaining(repaired, leaf))
+    return Plan(chosen, raw, after, fixes, pending, remaining(repaired, leaf))
 
 
 def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx: Context,
@@ -91,7 +96,7 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
     pending calls name the lines of the original."""
     planner, builder = LINE_FORMATS[fmt]
     keys = LINK_KEYS.get(fmt)
-    first = Lines(raw)
+    first = Lines(raw, _decoded(result))
     fixes = remove_unreadable(first, result.problems)
     if keys is not None and first.removed:
         fixes += Links(first, first.removed, keys).relink()
@@ -101,7 +106,7 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
         raw = first.render()
         result = read_raw(raw, path, fmt)
         ctx = _context(result, leaf)
-        lines = Lines(raw)
+        lines = Lines(raw, _decoded(result))
     maker = notes.NoteMaker(builder) if note_unpaired else None
     for fix in planner(lines, result, wanted(ctx), maker):
         fix.line = origin[fix.line - 1] if fix.line is not None else None
@@ -111,6 +116,15 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
             pending.record.line = origin[pending.record.line - 1]
     fixes.sort(key=lambda f: (f.line or 0, f.action == "inserted"))
     return lines.render(), fixes, ctx
+
+
+def _decoded(result: ReadResult) -> dict[int, dict[str, Any]] | None:
+    """The objects the reader decoded, by line (a line the reader could not read holds
+    none): the lines a repair edits are not decoded a second time. None when the reader
+    kept no line's object."""
+    if result.entries is None:
+        return None
+    return {line: r.data for r in result.entries if (line := r.source.line) is not None}
 
 
 def _document(raw: bytes, chosen: str) -> Any:
