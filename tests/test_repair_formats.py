@@ -324,3 +324,32 @@ def test_the_bundled_example_is_repaired(tmp_path: Path) -> None:
     assert [p["id"] for p in report["pending_calls"]] == ["patch-1"]
     note = next(o for o in objects(path.read_bytes()) if "outcome is unknown" in json.dumps(o))
     assert note["role"] == "user" and note["timestamp"] == objects(original)[3]["timestamp"]
+
+
+def test_claude_code_call_leaves_its_own_streamed_line_only(tmp_path: Path) -> None:
+    # message A streams two lines (text, then the call that never got a result); a subagent's
+    # line after them carries the same message id and call id: only the main chain's line
+    # loses the call
+    def entry(uid: str, parent: str | None, etype: str, content: list[dict[str, Any]],
+              mid: str | None = None, side: bool = False) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": etype, "content": content}
+        if mid is not None:
+            message.update(id=mid, model="claude-sonnet-4-5", type="message")
+        return {"parentUuid": parent, "isSidechain": side, "type": etype, "message": message,
+                "uuid": uid, "timestamp": "2025-10-01T00:00:00.000Z"}
+
+    call = {"type": "tool_use", "id": "toolu_T", "name": "Bash", "input": {"command": "ls"}}
+    stored = [
+        entry("u1", None, "user", [{"type": "text", "text": "list the files"}]),
+        entry("a1", "u1", "assistant", [{"type": "text", "text": "looking"}], "msg_A"),
+        entry("a2", "a1", "assistant", [call], "msg_A"),
+        entry("s1", "a1", "assistant", [call], "msg_A", side=True),
+        entry("u2", "a2", "user", [{"type": "text", "text": "go on"}]),
+    ]
+    original = b"".join(json.dumps(e).encode() + b"\n" for e in stored)
+    path = _write(tmp_path, "session.jsonl", original)
+    report = assert_repaired(path, original, "claude-code")
+    assert [(c["kind"], c["line"]) for c in report["changes"]] == [
+        ("dropped_unpaired_call", 3), ("removed_empty_entry", 3), ("relinked_child", 5)]
+    after = objects(path.read_bytes())
+    assert after == [*stored[:2], stored[3], {**stored[4], "parentUuid": "a1"}]

@@ -8,6 +8,7 @@ goes, and the lines that named it as `parentUuid` (or `logicalParentUuid`) name 
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from sessionctx.changes import ChangeKind
@@ -27,14 +28,26 @@ def _blocks(obj: dict[str, Any] | None) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
-def _group(lines: Lines, n: int) -> list[int]:
+def _streamed(lines: Lines) -> dict[str, list[int]]:
+    """The lines of each assistant message of the main chain, by message id, in file order:
+    made once, since no edit changes a line's type, chain or message id."""
+    out: dict[str, list[int]] = {}
+    for m in lines.numbers():
+        o = lines.obj(m)
+        if o is not None and o.get("type") == "assistant" and not o.get("isSidechain"):
+            mid = dig(o, ("message", "id"))
+            if isinstance(mid, str):
+                out.setdefault(mid, []).append(m)
+    return out
+
+
+def _group(streamed: dict[str, list[int]], lines: Lines, n: int) -> list[int]:
     """The lines of the assistant message that starts at line `n` (one per streamed block)."""
     mid = dig(lines.obj(n), ("message", "id"))
     if not isinstance(mid, str):
         return [n]
-    return [m for m in lines.numbers() if m >= n and (o := lines.obj(m)) is not None
-            and o.get("type") == "assistant" and not o.get("isSidechain")
-            and dig(o, ("message", "id")) == mid]
+    held = streamed.get(mid, [])
+    return held[bisect.bisect_left(held, n):]
 
 
 def _matches(block: Any, btype: str, key: str, call_id: str | None) -> bool:
@@ -48,8 +61,9 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
          ) -> list[Fix]:
     fixes = remove_unreadable(lines, result.problems)
     cut: dict[int, set[int]] = {}  # line -> content indexes to take out
+    streamed = _streamed(lines) if wanted.unpaired or wanted.empty else {}
     for (n, call_id), changes in wanted.unpaired.items():
-        group = _group(lines, n)
+        group = _group(streamed, lines, n)
         held = [(m, i, b) for m in group for i, b in enumerate(_blocks(lines.obj(m)))
                 if _matches(b, "tool_use", "id", call_id)]
         distinct: list[Any] = []  # a later streamed line may repeat a block already held
@@ -79,7 +93,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
             fixes.append(Fix(REMOVED_EMPTY, "nothing is left on the line", line=m,
                              action="removed"))
     for n, change in wanted.empty.items():
-        for m in _group(lines, n):
+        for m in _group(streamed, lines, n):
             if m not in lines.removed:
                 lines.remove(m)
                 fixes.append(Fix(REMOVED_EMPTY, change.reason, line=m, action="removed"))
