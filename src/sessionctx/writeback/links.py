@@ -70,10 +70,16 @@ class Links:
         self.lines.put(n, spans.replace(self.lines.text(n), [key], new))
         return Fix(RELINKED, why, line=n, detail={"field": key, "from": old, "to": new})
 
-    def children(self, uid: str) -> list[int]:
-        """The kept lines that name `uid` as their parent."""
-        return [n for n in self.lines.kept() if (o := self.lines.obj(n)) is not None
-                and o.get(self.keys.parent) == uid]
+    def children(self) -> dict[str, list[int]]:
+        """The kept lines that name each id as their parent, in file order, as the lines stand
+        now: one pass over the file, however many lines are asked about."""
+        out: dict[str, list[int]] = {}
+        for n in self.lines.kept():
+            obj = self.lines.obj(n)
+            parent = obj.get(self.keys.parent) if obj is not None else None
+            if isinstance(parent, str):
+                out.setdefault(parent, []).append(n)
+        return out
 
     def relink(self) -> list[Fix]:
         """Point the children of removed lines at the nearest ancestor that stays."""

@@ -79,6 +79,8 @@ class NoteMaker:
     def write(self, lines: Lines, keys: LinkKeys | None) -> list[Fix]:
         """Insert a note after each anchor line; in a tree, re-hang the anchor's children."""
         links = Links(lines, lines.removed, keys) if keys is not None else None
+        # a child moves only to a note, which is no anchor: the index stays true for the loop
+        children = links.children() if links is not None and self.anchors else {}
         fixes = []
         for n, lost in sorted(self.anchors.items()):
             anchor = lines.obj(n) or {}
@@ -90,7 +92,7 @@ class NoteMaker:
                                      for c in lost])
             note, own = self.build(anchor, parent, text)
             if links is not None and own_anchor is not None:
-                for child in links.children(own_anchor):
+                for child in children.get(own_anchor, ()):
                     if child > n:
                         fixes.append(links.point(child, links.keys.parent, own,
                                                  "now follows the note on the interrupted "
