@@ -71,3 +71,72 @@ def test_a_deleted_member_leaves_the_others_as_they_were(container: Any,
 def test_a_text_that_ends_inside_a_value_is_refused(text: bytes) -> None:
     with pytest.raises(spans.SpanError):
         spans.value_end(text, 0)
+
+
+def _inserted(text: bytes, path: spans.Path, index: int, value: Any) -> bytes:
+    """What adding `value` after member `index` must write: joined as the first two members
+    are joined, else on a line of its own when the member starts one, else after a comma."""
+    items = spans.members(text, path)
+    begin, end = items[index][1], items[index][2]
+    if len(items) >= 2:
+        sep = text[items[0][2]:items[1][1]]
+    else:
+        line_start = text.rfind(b"\n", 0, begin) + 1
+        indent = text[line_start:begin]
+        sep = b",\n" + indent if not indent.strip() and line_start > 0 else b","
+    if b"\n" in sep:
+        indent = sep.rsplit(b"\n", 1)[1]
+        encoded = json.dumps(value, ensure_ascii=False, indent=2).encode().replace(
+            b"\n", b"\n" + indent)
+    else:
+        encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return text[:end] + sep + encoded + text[end:]
+
+
+_EDIT = st.tuples(st.sampled_from(["delete", "insert"]), st.integers(0, 20))
+_GAP = st.sampled_from(["", " ", "\n  ", "\n"])
+_SEP = st.sampled_from([",", ", ", ",\n  ", " ,\n", ",\n"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_VALUE, _SEP), max_size=6), _GAP, _GAP, st.booleans(),
+       st.lists(_EDIT, max_size=8))
+def test_an_array_edited_as_a_list_is_the_text_edited_in_place(
+        items: list[tuple[Any, str]], lead: str, trail: str, nested: bool,
+        edits: list[tuple[str, int]]) -> None:
+    # the same deletes and inserts, made on the text one at a time and on the list of
+    # members joined once, give the same bytes, whatever space and commas join the members
+    body = "".join(json.dumps(value) + (sep if k + 1 < len(items) else "")
+                   for k, (value, sep) in enumerate(items))
+    array_text = f"[{lead}{body}{trail}]"
+    text = (f'{{"model": "m",\n "input": {array_text}}}' if nested else array_text).encode()
+    path = ["input"] if nested else []
+    array = spans.ArrayText(text, path)
+    assert array.render() == text
+    for op, at in edits:
+        count = len(spans.members(text, path))
+        if not count:
+            break
+        index = at % count
+        if op == "delete":
+            text = spans.delete(text, path, index)
+            array.delete(index)
+        else:
+            note = {"type": "message", "role": "user", "n": at}
+            text = _inserted(text, path, index, note)
+            array.insert_after(index, note)
+        assert array.render() == text
+        assert len(array) == len(spans.members(text, path))
+
+
+def test_an_array_refuses_an_index_it_does_not_hold() -> None:
+    array = spans.ArrayText(b"[1, 2]", [])
+    with pytest.raises(IndexError):
+        array.delete(2)
+    array.delete(1)
+    array.delete(0)
+    assert array.render() == b"[]"
+    with pytest.raises(IndexError):
+        array.insert_after(0, 3)
+    with pytest.raises(spans.SpanError):
+        spans.ArrayText(b'{"input": "text"}', ["input"])

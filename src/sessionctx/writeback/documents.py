@@ -246,10 +246,19 @@ def plan(raw: bytes, document: Any, fmt: str, wanted: Wanted, note_unpaired: boo
                 fixes.append(Fix(kind, change.reason, index=i, action="removed"))
         if shape.cut_result is not None:
             _notes_after_results(items, edits)
-    text = raw
-    for i in sorted(edits, reverse=True):
-        text = _apply(text, where, i, item(i) or {}, edits[i])
-    return text, sorted(fixes, key=lambda f: (f.index or 0, f.action == "inserted"))
+    if where is None:  # a single message
+        text = _edit_item(raw, item(0) or {}, edits[0]) if 0 in edits else raw
+        return text, sorted(fixes, key=lambda f: (f.index or 0, f.action == "inserted"))
+    array = spans.ArrayText(raw, where)
+    for i in sorted(edits, reverse=True):  # later items first: an item's index still holds
+        mine = edits[i]
+        if mine.cut:
+            array.values[i] = _edit_item(array.values[i], item(i) or {}, mine)
+        if mine.note is not None:
+            array.insert_after(i if mine.note_after is None else mine.note_after, mine.note)
+        if mine.remove:
+            array.delete(i)
+    return array.render(), sorted(fixes, key=lambda f: (f.index or 0, f.action == "inserted"))
 
 
 def _notes_after_results(items: list[Any], edits: dict[int, _Item]) -> None:
@@ -275,9 +284,9 @@ def _dig(document: Any, path: Path) -> list[Any]:
     return document  # type: ignore[no-any-return]
 
 
-def _apply(text: bytes, where: Path | None, i: int, obj: dict[str, Any], edits: _Item) -> bytes:
-    at: Path = [] if where is None else [*where, i]
-    prefix: Path = [*at, "message"] if message_view(obj) is not obj else at
+def _edit_item(text: bytes, obj: dict[str, Any], edits: _Item) -> bytes:
+    """The item's own JSON text with the members its edits name taken out."""
+    prefix: Path = ["message"] if message_view(obj) is not obj else []
     for key, indexes in edits.cut.items():
         if key in edits.drop_keys:
             names = [k for k, _, _ in spans.members(text, prefix)]
@@ -285,9 +294,4 @@ def _apply(text: bytes, where: Path | None, i: int, obj: dict[str, Any], edits: 
             continue
         for j in sorted(set(indexes), reverse=True):
             text = spans.delete(text, [*prefix, key], j)
-    if where is not None and edits.note is not None:
-        after = i if edits.note_after is None else edits.note_after
-        text = spans.insert_after(text, where, after, edits.note)
-    if where is not None and edits.remove:
-        text = spans.delete(text, where, i)
     return text

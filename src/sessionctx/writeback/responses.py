@@ -124,11 +124,11 @@ def plan_document(raw: bytes, document: Any, wanted: Wanted, note_unpaired: bool
             kind = REMOVED_INVALID if i in wanted.invalid else REMOVED_EMPTY
             edits.remove(i, kind, change.reason)
     fixes = edits.fixes
-    text = raw
+    array = spans.ArrayText(raw, where)
     for i in sorted(edits.removed | set(edits.notes), reverse=True):
         if i in edits.notes:
             lost = edits.notes[i]
-            text = spans.insert_after(text, where, i, {
+            array.insert_after(i, {
                 "type": "message", "role": "user", "content": [{"type": "input_text", "text":
                     interrupted_note([(c.detail.get("name"), c.detail.get("tool_call_id"))
                                       for c in lost])}]})
@@ -137,5 +137,5 @@ def plan_document(raw: bytes, document: Any, wanted: Wanted, note_unpaired: bool
                              detail={"tool_call_ids": [c.detail.get("tool_call_id")
                                                        for c in lost]}))
         if i in edits.removed:
-            text = spans.delete(text, where, i)
-    return text, sorted(fixes, key=lambda f: (f.index or 0, f.action == "inserted"))
+            array.delete(i)
+    return array.render(), sorted(fixes, key=lambda f: (f.index or 0, f.action == "inserted"))

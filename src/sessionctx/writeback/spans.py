@@ -177,20 +177,6 @@ def delete(text: bytes, path: Path, index: int) -> bytes:
     return text[:items[index - 1][3]] + text[end:]
 
 
-def insert_after(text: bytes, path: Path, index: int, value: Any) -> bytes:
-    """`text` with `value` placed after member `index` of the array at `path`, joined and
-    indented as the array's members are (a compact array stays compact)."""
-    items = members(text, path)
-    _, _, end = items[index]
-    if len(items) >= 2:
-        sep = text[items[0][2]:items[1][1]]
-    else:
-        line_start = text.rfind(b"\n", 0, items[index][1]) + 1
-        indent = text[line_start:items[index][1]]
-        sep = b",\n" + indent if not indent.strip() and line_start > 0 else b","
-    return text[:end] + sep + _indented(value, sep) + text[end:]
-
-
 def _indented(value: Any, sep: bytes) -> bytes:
     if b"\n" not in sep:
         return encode(value)
@@ -205,3 +191,61 @@ def encode(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: only an escape can carry it
         return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+class ArrayText:
+    """The array at `path` of a JSON text as its members' bytes and the bytes between them.
+
+    A repair that takes out or adds many items of a large document edits this list, a member
+    going as `delete` would take it out of the text, and the text is joined once: edited one
+    at a time, every edit would scan and copy the whole document again.
+    """
+
+    def __init__(self, text: bytes, path: Path) -> None:
+        start = _start(text, path)
+        if text[start:start + 1] != b"[":
+            raise SpanError(f"the value at {list(path)} is not an array")
+        items, end = _members(text, start)
+        self.head = text[:start + 1]
+        self.tail = text[end - 1:]  # from the closing bracket on
+        self.lead = text[start + 1:items[0][2]] if items else text[start + 1:end - 1]
+        self.trail = text[items[-1][3]:end - 1] if items else b""
+        self.values = [text[begin:stop] for _, _, begin, stop in items]
+        self.seps = [text[items[k][3]:items[k + 1][2]] for k in range(len(items) - 1)]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def delete(self, index: int) -> None:
+        """Member `index` goes with the comma that joined it (the one after it, or before the
+        last); the last member left goes with the space around it."""
+        if not 0 <= index < len(self.values):
+            raise IndexError(index)
+        if len(self.values) == 1:
+            self.values, self.seps, self.lead, self.trail = [], [], b"", b""
+            return
+        del self.values[index]
+        del self.seps[index if index < len(self.values) else index - 1]
+
+    def insert_after(self, index: int, value: Any) -> None:
+        """`value` after member `index`, joined and indented as the members are."""
+        if not 0 <= index < len(self.values):
+            raise IndexError(index)
+        if len(self.values) >= 2:
+            sep = self.seps[0]
+        else:  # the one member's indent, when it starts a line
+            before = self.head + self.lead
+            line_start = before.rfind(b"\n") + 1
+            indent = before[line_start:]
+            sep = b",\n" + indent if not indent.strip() and line_start > 0 else b","
+        self.values.insert(index + 1, _indented(value, sep))
+        self.seps.insert(index, sep)
+
+    def render(self) -> bytes:
+        pieces = [self.head, self.lead]
+        for k, value in enumerate(self.values):
+            if k:
+                pieces.append(self.seps[k - 1])
+            pieces.append(value)
+        pieces += [self.trail, self.tail]
+        return b"".join(pieces)
