@@ -59,7 +59,8 @@ class _Edits:
         order = {n: k for k, (n, _) in enumerate(self.numbered)}
         for (n, call_id), changes in wanted.unpaired.items():
             held, end = [], n
-            for m, item in self.numbered[order.get(n, len(self.numbered)):]:
+            for k in range(order.get(n, len(self.numbered)), len(self.numbered)):
+                m, item = self.numbered[k]  # (not a slice: that copies the rest of the file)
                 if m > n and item is not None and not joins_turn(item):
                     break  # lines that hold no item (rollout bookkeeping) sit inside turns
                 if item is not None:
