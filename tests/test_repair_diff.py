@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionctx.writeback import repair
+from sessionctx.writeback import edits, repair
 from sessionctx.writeback.edits import _changed_runs, unified_diff
 from tests.test_repair_formats import CLAUDE
 
@@ -51,20 +52,40 @@ def test_a_repairs_edits_diff_as_difflib_diffs_them(edits: list[str], old_ends: 
 
 
 @settings(max_examples=500, deadline=None)
-@given(_LINES, _LINES)
-def test_the_changed_runs_turn_any_lines_into_any_others(old: list[str], new: list[str]) -> None:
-    # repeated lines included: the runs are ordered, each changes something, and applying
-    # them to the old lines gives the new ones
+@given(_LINES, _LINES, st.sampled_from([0, 4, edits._GAP_PAIRS]))
+def test_the_changed_runs_turn_any_lines_into_any_others(old: list[str], new: list[str],
+                                                         cap: int) -> None:
+    # repeated lines included, and gaps too large for difflib shown whole: the runs are
+    # ordered, each changes something, and applying them to the old lines gives the new ones
     old_lines, new_lines = [x.encode() for x in old], [x.encode() for x in new]
     out: list[bytes] = []
     at = 0
-    for i1, i2, j1, j2 in _changed_runs(old_lines, new_lines):
+    with patch.object(edits, "_GAP_PAIRS", cap):
+        runs = list(_changed_runs(old_lines, new_lines))
+    for i1, i2, j1, j2 in runs:
         assert at <= i1 <= i2 and (i2 > i1 or j2 > j1)
         out += old_lines[at:i1]
         assert len(out) == j1
         out += new_lines[j1:j2]
         at = i2
     assert out + old_lines[at:] == new_lines
+
+
+def test_a_line_among_many_equal_ones_is_found_at_once() -> None:
+    # no line is unique: the equal lines at either end of the gap match as they stand, so
+    # the diff is the one added line, not a match of 20,000 lines against 20,000
+    old = b'{"a":1}\n' * 20000
+    new = b'{"a":1}\n' * 10000 + b'{"b":2}\n' + b'{"a":1}\n' * 10000
+    diff = unified_diff(old, new, "s.jsonl")
+    assert diff.splitlines()[2:] == ["@@ -10000,0 +10001 @@", '+{"b":2}']
+
+
+def test_a_gap_too_large_to_match_is_shown_whole() -> None:
+    # two kinds of line shuffled differently on each side: past the cap, the gap between
+    # the equal first and last lines is one run, every line of it shown
+    old = [b"start", *[b"{}" if k % 3 else b"[]" for k in range(1500)], b"end"]
+    new = [b"start", *[b"[]" if k % 3 else b"{}" for k in range(1500)], b"end"]
+    assert list(_changed_runs(old, new)) == [(1, 1501, 1, 1501)]
 
 
 def test_the_diff_of_many_edits_to_a_long_session_is_exact() -> None:

@@ -166,13 +166,31 @@ def _changed_runs(old: list[bytes], new: list[bytes]) -> Iterator[tuple[int, int
     difflib alone grows with the file times the number of edits."""
     i = j = 0
     for anchor_i, anchor_j in [*_unique_anchors(old, new), (len(old), len(new))]:
-        if anchor_i > i or anchor_j > j:
-            matcher = difflib.SequenceMatcher(None, old[i:anchor_i], new[j:anchor_j],
-                                              autojunk=False)
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-                if tag != "equal":
-                    yield i + i1, i + i2, j + j1, j + j2
+        yield from _gap_runs(old, new, i, anchor_i, j, anchor_j)
         i, j = anchor_i + 1, anchor_j + 1
+
+
+_GAP_PAIRS = 1_000_000  # the largest gap (old lines times new lines) difflib matches
+
+
+def _gap_runs(old: list[bytes], new: list[bytes], i: int, i_end: int, j: int, j_end: int
+              ) -> Iterator[tuple[int, int, int, int]]:
+    """The runs that differ between two anchors. Equal lines at either end match as they
+    stand; what is left goes to difflib when small enough, and is shown whole otherwise (a
+    file of many repeated lines, where difflib's cost grows with the square of the gap)."""
+    while i < i_end and j < j_end and old[i] == new[j]:
+        i, j = i + 1, j + 1
+    while i < i_end and j < j_end and old[i_end - 1] == new[j_end - 1]:
+        i_end, j_end = i_end - 1, j_end - 1
+    if i == i_end and j == j_end:
+        return
+    if (i_end - i) * (j_end - j) > _GAP_PAIRS:
+        yield i, i_end, j, j_end
+        return
+    matcher = difflib.SequenceMatcher(None, old[i:i_end], new[j:j_end], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            yield i + i1, i + i2, j + j1, j + j2
 
 
 def _unique_anchors(old: list[bytes], new: list[bytes]) -> list[tuple[int, int]]:
