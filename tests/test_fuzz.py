@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import fuzzing
+
+ROOT = Path(__file__).resolve().parents[1]
 
 EXAMPLES = int(os.environ.get("SESSIONCTX_FUZZ_EXAMPLES", "25"))
 SEEDS = fuzzing.seeds()
@@ -49,3 +54,18 @@ def test_every_field_given_a_wrong_type(seed: bytes, wrong: object, data: st.Dat
     raw = fuzzing.dump_seed(objs, lines)
     for fmt in fuzzing.FORMATS:
         fuzzing.run_library(raw, fmt)
+
+
+def test_the_long_run_counts_a_slow_input_as_a_failure() -> None:
+    # a few seconds of the long run: with no time allowed, every input it tries is too slow
+    def long_run(slow: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tests.fuzz_long", "--minutes", "0.02",
+                               "--batch", "3", "--commands", "1", "--slow", slow],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+    failed = long_run("0")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "distinct failures: 1" in failed.stdout and "--- slow input\n" in failed.stdout
+    passed = long_run("1000")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "distinct failures: 0" in passed.stdout and "slow: " in passed.stdout
