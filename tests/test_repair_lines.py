@@ -13,6 +13,7 @@ from sessionctx import decoding, records
 from sessionctx.inputs import read_raw
 from sessionctx.records import object_chunks
 from sessionctx.writeback.edits import Lines
+from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.plan import _decoded
 
 _LINE = st.one_of(
@@ -64,3 +65,27 @@ def test_chunks_of_object_lines_decode_in_one_go() -> None:
     assert len(chunks) > 1 and all(objects is not None for _, _, objects in chunks)
     assert [o for _, _, objects in chunks for o in objects or []] == [
         {"i": i} for i in range(30_000)]
+
+
+def _walked(parent_of: dict[str, str | None], uid: str | None) -> str | None:
+    """The nearest ancestor that stays, walked afresh every time."""
+    seen: set[str] = set()
+    while uid is not None and uid in parent_of and uid not in seen:
+        seen.add(uid)
+        uid = parent_of[uid]
+    return uid
+
+
+_IDS = st.sampled_from([f"e{k}" for k in range(12)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_IDS, st.none() | _IDS, max_size=12), st.lists(st.none() | _IDS))
+def test_a_removed_entry_hangs_from_the_same_ancestor_however_often_asked(
+        parent_of: dict[str, str | None], asked: list[str | None]) -> None:
+    # removed entries in runs, chains and cycles: the answers kept along the way never
+    # change an answer, in whatever order the ids are asked about
+    links = Links(Lines(b""), [], LinkKeys("id", "parentId"))
+    links.parent_of = parent_of
+    for uid in [*asked, *parent_of]:
+        assert links.surviving(uid) == _walked(parent_of, uid), uid

@@ -174,15 +174,14 @@ def read(raw: bytes, path: str | None, document: Any = None,
         if etype == "assistant":
             mid = message.get("id")
             group = by_id.get(mid) if isinstance(mid, str) else None
-            if group is not None:
-                group.add(entry, lost, lineno)
-            else:
+            if group is None:
                 group = _Assistant(lineno, entry)
-                group.add(entry, lost, lineno)
                 if isinstance(mid, str):
                     by_id[mid] = group
                 pending.append((lineno, group))
-            names.update({b["id"]: b["name"] for b in group.blocks
+            held = len(group.blocks)
+            group.add(entry, lost, lineno)
+            names.update({b["id"]: b["name"] for b in group.blocks[held:]  # this line's
                           if b["type"] == "toolCall" and isinstance(b.get("id"), str)})
             report(lineno, lost)
             continue

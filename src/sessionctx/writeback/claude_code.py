@@ -50,6 +50,21 @@ def _group(streamed: dict[str, list[int]], lines: Lines, n: int) -> list[int]:
     return held[bisect.bisect_left(held, n):]
 
 
+Held = list[tuple[int, int, Any]]  # (line, index in its content, the block)
+
+
+def _calls_by_id(lines: Lines, group: list[int]) -> dict[str | None, Held]:
+    """The `tool_use` blocks on the lines of `group`, by call id (None: an id that is not a
+    string): one pass over a message however many of its calls went unanswered."""
+    out: dict[str | None, Held] = {}
+    for m in group:
+        for i, b in enumerate(_blocks(lines.obj(m))):
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                cid = b.get("id")
+                out.setdefault(cid if isinstance(cid, str) else None, []).append((m, i, b))
+    return out
+
+
 def _matches(block: Any, btype: str, key: str, call_id: str | None) -> bool:
     if not isinstance(block, dict) or block.get("type") != btype:
         return False
@@ -62,10 +77,17 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
     fixes = remove_unreadable(lines, result.problems)
     cut: dict[int, set[int]] = {}  # line -> content indexes to take out
     streamed = _streamed(lines) if wanted.unpaired or wanted.empty else {}
+    calls: dict[str, dict[str | None, Held]] = {}  # a streamed message's calls, by its id
     for (n, call_id), changes in wanted.unpaired.items():
         group = _group(streamed, lines, n)
-        held = [(m, i, b) for m in group for i, b in enumerate(_blocks(lines.obj(m)))
-                if _matches(b, "tool_use", "id", call_id)]
+        mid = dig(lines.obj(n), ("message", "id"))
+        if isinstance(mid, str) and mid in streamed:
+            if mid not in calls:
+                calls[mid] = _calls_by_id(lines, streamed[mid])
+            by_id = calls[mid]
+        else:
+            by_id = _calls_by_id(lines, group)
+        held = [c for c in by_id.get(call_id, []) if c[0] >= n]  # the group: from line n on
         distinct: list[Any] = []  # a later streamed line may repeat a block already held
         for _, _, block in held:
             if block not in distinct:

@@ -50,17 +50,28 @@ class Links:
     def __init__(self, lines: Lines, removed: Iterable[int], keys: LinkKeys) -> None:
         self.lines, self.keys = lines, keys
         self.parent_of: dict[str, str | None] = {}
+        self._survivors: dict[str, str | None] = {}  # removed id -> the ancestor that stays
         for n in removed:
             own, parent = ids_of(lines, n, keys)
             if own is not None:
                 self.parent_of[own] = parent
 
     def surviving(self, uid: str | None) -> str | None:
+        """The nearest ancestor of `uid` that stays (`uid` itself when it stays). The answer
+        for each removed id on the way is kept, so a long run of removed entries is walked
+        once, not once per child; a walk that ends in a cycle keeps nothing."""
+        walked: list[str] = []
         seen: set[str] = set()
         current = uid
         while current is not None and current in self.parent_of and current not in seen:
+            if current in self._survivors:
+                current = self._survivors[current]
+                break
             seen.add(current)
+            walked.append(current)
             current = self.parent_of[current]
+        if current is None or current not in self.parent_of:
+            self._survivors.update(dict.fromkeys(walked, current))
         return current
 
     def point(self, n: int, key: str, new: str | None, why: str) -> Fix:
