@@ -58,6 +58,22 @@ def test_claude_repeated_streamed_block_is_kept_once() -> None:
     assert [b["type"] for b in first[0]["content"]] == ["text", "toolCall"]
 
 
+def test_claude_repeats_are_told_by_equality_whatever_the_key_order() -> None:
+    # one message streamed over several lines: a block written again with its keys in
+    # another order is a repeat; one with the same type and text but another field is not
+    def line(k: int, block: Obj) -> Obj:
+        return {"type": "assistant", "uuid": f"a{k}", "parentUuid": f"a{k - 1}" if k else None,
+                "isSidechain": False, "message": {"id": "msg_1", "role": "assistant",
+                                                  "model": "claude-sonnet-4-5",
+                                                  "content": [block]}}
+
+    text = {"type": "text", "text": "Looking."}
+    objs = [line(0, text), line(1, {"text": "Looking.", "type": "text"}),
+            line(2, {**text, "citations": None}), line(3, {"type": "text", "text": "Done."})]
+    content = messages(imported(objs))[0]["content"]
+    assert [b["text"] for b in content] == ["Looking.", "Looking.", "Done."]
+
+
 def test_claude_tool_results_arrive_as_user_entries() -> None:
     result = imported(lines(CLAUDE))
     results = [m for m in messages(result) if m["role"] == "toolResult"]

@@ -89,6 +89,14 @@ def _blocks(message: Any) -> list[Obj]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
+def _repeat_key(block: Any) -> tuple[Any, ...]:
+    """What two equal blocks always share: their size and their type, id and text."""
+    if not isinstance(block, dict):
+        return (type(block).__name__,)
+    return (len(block), *(v if isinstance(v := block.get(k), str) else None
+                          for k in ("type", "id", "text")))
+
+
 class _Assistant:
     """One assistant message gathered from every line that shares its message.id."""
 
@@ -97,7 +105,9 @@ class _Assistant:
         self.entries: list[Obj] = []
         self.blocks: list[Obj] = []
         self.block_lines: list[int] = []  # the line each block came from
-        self.seen: list[Any] = []  # the source blocks held, to skip repeats
+        # the source blocks held, to skip repeats: bucketed by a key equal blocks share, so a
+        # message streamed over thousands of lines is not compared block against block
+        self.seen: dict[tuple[Any, ...], list[Any]] = {}
         self.message: Obj = {}
 
     def add(self, entry: Obj, lost: list[str], lineno: int) -> None:
@@ -108,9 +118,10 @@ class _Assistant:
         blocks = content if isinstance(content, list) else (
             [{"type": "text", "text": content}] if isinstance(content, str) else [])
         for block in blocks:
-            if len(self.entries) > 1 and block in self.seen:
+            bucket = self.seen.setdefault(_repeat_key(block), [])
+            if len(self.entries) > 1 and block in bucket:
                 continue  # a later streamed line repeating a block already held
-            self.seen.append(block)
+            bucket.append(block)
             native = assistant_block(block, lost)
             if native is not None:
                 self.blocks.append(native)
