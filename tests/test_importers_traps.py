@@ -301,6 +301,23 @@ def test_pi_compaction_entry_becomes_an_equivalent_checkpoint() -> None:
     assert len(ctx.messages) == 1 + len(kept) + 1
 
 
+def test_pi_compaction_keeps_nothing_from_an_entry_off_its_branch() -> None:
+    # the first kept entry is not an ancestor (gone, or on another branch): the checkpoint
+    # holds the summary alone, and what follows it
+    objs = pi_tree()
+    compaction = {"type": "compaction", "id": "cmp00001", "timestamp": "2025-01-01T00:00:00Z",
+                  "summary": "SUMMARY", "firstKeptEntryId": "not-on-the-branch",
+                  "tokensBefore": 5000}
+    follow = {"type": "message", "id": "after001",
+              "message": {"role": "user", "content": [{"type": "text", "text": "next"}]}}
+    _, result = _pi_with([compaction, follow], 30)
+    records, _ = select_branch(result.records)
+    ctx = build_context(records)
+    assert len(ctx.messages) == 2
+    assert "SUMMARY" in ctx.messages[0]["content"][0]["text"]
+    assert ctx.messages[1]["content"][0]["text"] == "next"
+
+
 def test_pi_branch_summary_custom_and_bash_execution() -> None:
     extra: list[Obj] = [
         {"type": "branch_summary", "id": "bs000001", "fromId": "x", "summary": "BRANCH"},

@@ -56,11 +56,11 @@ def read(raw: bytes, path: str | None, document: Any = None,
             if "firstKeptEntryId" in record.data:
                 if by_id is None:
                     by_id = id_index(result.records)
-                out.append(_checkpoint(record, _branch_before(record, by_id)))
+                out.append(_checkpoint(record, _kept_path(record, by_id)))
             elif isinstance(record.data.get("firstKeptEntryIndex"), int):
                 # v1 files: an index into the file's entries, the header included
                 start = max(record.data["firstKeptEntryIndex"], 0)
-                out.append(_checkpoint(record, result.records[start:position], start=0))
+                out.append(_checkpoint(record, result.records[start:position]))
             else:
                 out.append(record)
         elif rtype == "branch_summary":
@@ -103,26 +103,28 @@ def _as_message(record: Record) -> Obj | None:
     return None
 
 
-def _branch_before(record: Record, by_id: dict[str, Record]) -> list[Record]:
-    """The entries from the root down to the parent of `record`."""
+def _kept_path(record: Record, by_id: dict[str, Record]) -> list[Record]:
+    """The entries from the compaction's first kept entry down to its parent; none when that
+    entry is not on its branch. The walk stops at the first kept entry: a session compacted
+    thousands of times is not walked to its root once per compaction."""
+    first = record.data.get("firstKeptEntryId")
     path: list[Record] = []
     current = record.data.get("parentId")
     seen: set[str] = set()
     while isinstance(current, str) and current in by_id and current not in seen:
         seen.add(current)
         path.append(by_id[current])
+        if current == first:
+            path.reverse()
+            return path
         current = by_id[current].data.get("parentId")
-    path.reverse()
-    return path
+    return []
 
 
-def _checkpoint(record: Record, path: list[Record], start: int | None = None) -> Record:
-    """pi's compaction as a checkpoint: its summary, then the entries it kept from `path`."""
+def _checkpoint(record: Record, kept_entries: list[Record]) -> Record:
+    """pi's compaction as a checkpoint: its summary, then what the entries it kept say."""
     data = record.data
-    if start is None:
-        first = data.get("firstKeptEntryId")
-        start = next((i for i, r in enumerate(path) if r.data.get("id") == first), len(path))
-    pairs = [(m, r.source.line) for m, r in ((_as_message(r), r) for r in path[start:])
+    pairs = [(m, r.source.line) for m, r in ((_as_message(r), r) for r in kept_entries)
              if m is not None]
     kept = [m for m, _ in pairs]
     summary = str(data.get("summary", ""))
