@@ -304,7 +304,6 @@ def test_pi_compaction_entry_becomes_an_equivalent_checkpoint() -> None:
 def test_pi_compaction_keeps_nothing_from_an_entry_off_its_branch() -> None:
     # the first kept entry is not an ancestor (gone, or on another branch): the checkpoint
     # holds the summary alone, and what follows it
-    objs = pi_tree()
     compaction = {"type": "compaction", "id": "cmp00001", "timestamp": "2025-01-01T00:00:00Z",
                   "summary": "SUMMARY", "firstKeptEntryId": "not-on-the-branch",
                   "tokensBefore": 5000}

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionctx.context import BuildOptions, build_context
-from sessionctx.inputs import read_input
+from sessionctx.inputs import read_input, read_raw
 from sessionctx.records import select_branch
 from sessionctx.report import page_model, report_page
 from sessionctx.report.model import diff_blocks
@@ -83,6 +83,24 @@ def test_model_rows_follow_the_file_and_name_every_fate() -> None:
     assert emptied["cx"] == [] and orphan["cx"] == []
     assert {page.changes[c]["kind"] for c in orphan["cs"]} == {"dropped_orphan_result"}
     assert [p["row"] for p in page.pending] == [1, 2]
+
+
+def test_a_stored_message_split_by_its_reader_is_one_row_with_all_it_became() -> None:
+    # an Anthropic user message holding three results reads as three records of one item:
+    # the page shows the item once, beside the three context messages it became
+    stored = [{"role": "user", "content": "go"},
+              {"role": "assistant", "content": [
+                  {"type": "tool_use", "id": f"t{k}", "name": "b", "input": {}}
+                  for k in range(3)]},
+              {"role": "user", "content": [
+                  {"type": "tool_result", "tool_use_id": f"t{k}", "content": "ok"}
+                  for k in (2, 1, 0)]}]
+    result = read_raw(json.dumps(stored).encode(), "messages.json")
+    records, _ = select_branch(result.records)
+    assert [r.source.label() for r in records] == ["item 0", "item 1", *["item 2"] * 3]
+    page = page_model(records, build_context(records))
+    assert [row["s"] for row in page.rows] == ["item 0", "item 1", "item 2"]
+    assert sorted(entry["j"] for entry in page.rows[2]["cx"]) == [2, 3, 4]
 
 
 def test_page_embeds_each_image_once_and_no_text_can_close_its_script() -> None:

@@ -63,16 +63,20 @@ def explain_lines(records: list[Record], ctx: Context, label: str | None = None,
     rows = [f"{label or '<input>'}: read as {fmt}"] if fmt is not None else []
     rows += [f"{'record':<14} {'kind':<18} {'display':<8} context", _RULE]
     run: list[Record] = []
+    fates: dict[Key, str] = {}  # records a reader split from one stored record share theirs
     for record in records:
         key = Source.key(record.source)
         concerns = matches.changes.get(key, [])
-        if _is_quiet(record, matches.targets.get(key), concerns):
+        targets = matches.targets.get(key)
+        if _is_quiet(record, targets, concerns):
             run.append(record)
             continue
         rows.extend(_run_rows(run, matches))
         run = []
         held = _held(record, matches) if record.kind == CHECKPOINT else []
-        rows.extend(_record_rows(record, matches.targets.get(key, []), concerns, held))
+        if key not in fates:
+            fates[key] = index_ranges(targets) if targets else "not sent"
+        rows.extend(_record_rows(record, fates[key], concerns, held))
     rows.extend(_run_rows(run, matches))
     if matches.unmatched:
         rows.append("\nchanges to entries not listed above:")
@@ -99,10 +103,10 @@ def _held(record: Record, matches: _Matches) -> list[int]:
     return held
 
 
-def _record_rows(record: Record, targets: list[int], concerns: list[Change],
+def _record_rows(record: Record, fate: str, concerns: list[Change],
                  held: list[int] | None = None) -> list[str]:
+    """`fate`: the context messages the record became, as index ranges, or "not sent"."""
     displayed = "shown" if is_displayed(record) else "hidden"
-    fate = index_ranges(targets) if targets else "not sent"
     if record.kind == CHECKPOINT:
         what = _checkpoint_summary(record, held or [])
     elif record.kind in QUIET_KINDS:
@@ -118,7 +122,7 @@ def _run_rows(run: list[Record], matches: _Matches) -> list[str]:
     """A run of quiet records: one row each when alone, else one line for all of them."""
     if len(run) == 1:
         key = Source.key(run[0].source)
-        return _record_rows(run[0], [], matches.changes.get(key, []))
+        return _record_rows(run[0], "not sent", matches.changes.get(key, []))
     if not run:
         return []
     by_kind: dict[str, dict[str, int]] = {}

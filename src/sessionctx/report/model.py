@@ -94,7 +94,10 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
             continue
         src = item.source
         k = (src.line, src.index, src.seq)
-        row_of.setdefault(k, len(rows))
+        if k in row_of and k != (None, None, None):
+            continue  # a stored record the reader split (a message per result): one row holds
+            # it whole, with every context message it became
+        row_of[k] = len(rows)
         targets = to_context.get(k, empty)
         mine = by_key.get(k, empty)
         if item.kind == MESSAGE and not mine and len(targets) == 1:
