@@ -292,6 +292,8 @@ def _edit_item(text: bytes, obj: dict[str, Any], edits: _Item) -> bytes:
             names = [k for k, _, _ in spans.members(text, prefix)]
             text = spans.delete(text, prefix, names.index(key))
             continue
+        members = spans.ArrayText(text, [*prefix, key])
         for j in sorted(set(indexes), reverse=True):
-            text = spans.delete(text, [*prefix, key], j)
+            members.delete(j)
+        text = members.render()
     return text
