@@ -13,7 +13,7 @@ the message goes only when nothing else is left in it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -45,7 +45,9 @@ def items_path(document: Any) -> Path | None:
 class _Item:
     """The edits one item gets: members taken out of its arrays, whether it goes, its note."""
 
-    cut: dict[str, list[int]] = field(default_factory=dict)  # array key -> indexes
+    cut: dict[str, set[int]] = field(default_factory=dict)  # array key -> indexes
+    # array key -> its members' indexes by call id (None: an id that is not a string)
+    by_id: dict[tuple[str, str], dict[str | None, list[int]]] = field(default_factory=dict)
     drop_keys: list[str] = field(default_factory=list)  # keys left empty and taken out
     remove: bool = False
     note: dict[str, Any] | None = None
@@ -57,17 +59,39 @@ CallCutter = Callable[[dict[str, Any], _Item, "str | None", int], list[dict[str,
 
 
 def _cut_members(item: dict[str, Any], edits: _Item, key: str, count: int,
-                 match: Callable[[dict[str, Any]], bool], keep_key: bool = False
-                 ) -> list[dict[str, Any]]:
+                 match: Callable[[dict[str, Any]], bool], keep_key: bool = False,
+                 named: tuple[str | None, str] | None = None) -> list[dict[str, Any]]:
+    """Take out the last `count` members of `item[key]` that `match`. `named`: (call id, the
+    member's id key) that every match holds; the members are then looked up by it, so a
+    message with thousands of calls is not read through once per call."""
     members = item.get(key)
     if not isinstance(members, list):
         return []
-    held = [(i, m) for i, m in enumerate(members) if isinstance(m, dict) and match(m)]
+    if named is None:
+        candidates: Iterable[int] = range(len(members))
+    else:
+        call_id, id_key = named
+        candidates = _members_by_id(edits, members, key, id_key).get(call_id, ())
+    held = [(i, m) for i in candidates if isinstance(m := members[i], dict) and match(m)]
     gone = last(held, count)
-    edits.cut.setdefault(key, []).extend(i for i, _ in gone)
-    if len(set(edits.cut[key])) == len(members) and key not in edits.drop_keys and not keep_key:
+    edits.cut.setdefault(key, set()).update(i for i, _ in gone)
+    if len(edits.cut[key]) == len(members) and key not in edits.drop_keys and not keep_key:
         edits.drop_keys.append(key)
     return [m for _, m in gone]
+
+
+def _members_by_id(edits: _Item, members: list[Any], key: str, id_key: str
+                   ) -> dict[str | None, list[int]]:
+    """The indexes of the object members of `members` by their `id_key` (None: not a
+    string), made once per item and array."""
+    index = edits.by_id.get((key, id_key))
+    if index is None:
+        index = edits.by_id[(key, id_key)] = {}
+        for i, m in enumerate(members):
+            if isinstance(m, dict):
+                found = m.get(id_key)
+                index.setdefault(found if isinstance(found, str) else None, []).append(i)
+    return index
 
 
 def _has_id(call_id: str | None, key: str = "id") -> Callable[[dict[str, Any]], bool]:
@@ -84,12 +108,13 @@ def _gemini_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
         has_response = isinstance(call.get("result"), list) and bool(call["result"])
         return _has_id(call_id)(call) and not has_response
 
-    return _cut_members(item, edits, "toolCalls", count, unanswered)
+    return _cut_members(item, edits, "toolCalls", count, unanswered, named=(call_id, "id"))
 
 
 def _chat_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
               count: int) -> list[dict[str, Any]]:
-    return _cut_members(item, edits, "tool_calls", count, _has_id(call_id))
+    return _cut_members(item, edits, "tool_calls", count, _has_id(call_id),
+                        named=(call_id, "id"))
 
 
 def _anthropic_block(btype: str, call_id: str | None, key: str
@@ -100,13 +125,15 @@ def _anthropic_block(btype: str, call_id: str | None, key: str
 def _anthropic_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
                    count: int) -> list[dict[str, Any]]:
     return _cut_members(item, edits, "content", count,
-                        _anthropic_block("tool_use", call_id, "id"), keep_key=True)
+                        _anthropic_block("tool_use", call_id, "id"), keep_key=True,
+                        named=(call_id, "id"))
 
 
 def _anthropic_cut_result(item: dict[str, Any], edits: _Item, call_id: str | None,
                           count: int) -> list[dict[str, Any]]:
     return _cut_members(item, edits, "content", count,
-                        _anthropic_block("tool_result", call_id, "tool_use_id"), keep_key=True)
+                        _anthropic_block("tool_result", call_id, "tool_use_id"), keep_key=True,
+                        named=(call_id, "tool_use_id"))
 
 
 def _anthropic_cut_empty(item: dict[str, Any], edits: _Item) -> None:
@@ -120,23 +147,23 @@ def _native_cut(item: dict[str, Any], edits: _Item, call_id: str | None,
     view = message_view(item)
     gone = last([c for c in calls(view) if c.id == call_id], count)
     for c in gone:
-        edits.cut.setdefault(c.where[0], []).append(c.where[1])
+        edits.cut.setdefault(c.where[0], set()).add(c.where[1])
     tool_calls = view.get("tool_calls")
-    if isinstance(tool_calls, list) and tool_calls and len(set(edits.cut.get(
-            "tool_calls", []))) == len(tool_calls) and "tool_calls" not in edits.drop_keys:
+    if isinstance(tool_calls, list) and tool_calls and len(edits.cut.get(
+            "tool_calls", ())) == len(tool_calls) and "tool_calls" not in edits.drop_keys:
         edits.drop_keys.append("tool_calls")
     return [{"id": c.id, "name": c.name} for c in gone]
 
 
 def _gemini_left(item: dict[str, Any], edits: _Item) -> bool:
-    kept_calls = len(item.get("toolCalls") or []) - len(set(edits.cut.get("toolCalls", [])))
+    kept_calls = len(item.get("toolCalls") or []) - len(edits.cut.get("toolCalls", ()))
     content = item.get("content")
     return kept_calls > 0 or bool(item.get("thoughts")) or (
         bool(content) if not isinstance(content, str) else bool(content.strip()))
 
 
 def _chat_left(item: dict[str, Any], edits: _Item) -> bool:
-    kept = len(item.get("tool_calls") or []) - len(set(edits.cut.get("tool_calls", [])))
+    kept = len(item.get("tool_calls") or []) - len(edits.cut.get("tool_calls", ()))
     content = item.get("content")
     return kept > 0 or (bool(content.strip()) if isinstance(content, str) else bool(content))
 
@@ -145,7 +172,7 @@ def _anthropic_left(item: dict[str, Any], edits: _Item) -> bool:
     content = item.get("content")
     if not isinstance(content, list):
         return isinstance(content, str) and bool(content.strip())
-    gone = set(edits.cut.get("content", []))
+    gone = edits.cut.get("content", set())
     return has_substance({"content": [b for i, b in enumerate(content) if i not in gone]})
 
 
