@@ -212,6 +212,41 @@ def test_codex_note_is_a_user_message_item(tmp_path: Path, fixtures: Path) -> No
     assert_codex_resumable(path.read_bytes())
 
 
+def test_codex_call_and_note_stay_within_their_turn(tmp_path: Path) -> None:
+    # two turns each call c1 and never get its output; each turn says more after the call,
+    # and the first logs bookkeeping too: each call leaves its own turn, and each note ends
+    # its turn (after its last item), not the line of the call
+    def item(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": "2025-09-24T20:12:23.000Z", "type": "response_item",
+                "payload": payload}
+
+    def said(role: str, text: str) -> dict[str, Any]:
+        kind = "input_text" if role == "user" else "output_text"
+        return item({"type": "message", "role": role,
+                     "content": [{"type": kind, "text": text}]})
+
+    call = item({"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"})
+    bookkeeping = {"timestamp": "2025-09-24T20:12:24.000Z", "type": "event_msg",
+                   "payload": {"type": "token_count"}}
+    stored = [
+        {"timestamp": "2025-09-24T20:12:23.000Z", "type": "session_meta",
+         "payload": {"id": "s", "cwd": "/tmp"}},
+        said("user", "list the files"), call, said("assistant", "Waiting for it."),
+        bookkeeping, said("user", "try again"), call, said("assistant", "Still waiting."),
+    ]
+    original = b"".join(json.dumps(o).encode() + b"\n" for o in stored)
+    path = _write(tmp_path, "rollout.jsonl", original)
+    report = assert_repaired(path, original, "codex", "--note-unpaired")
+    assert [(c["kind"], c["line"]) for c in report["changes"]] == [
+        ("dropped_unpaired_call", 3), ("interrupted_note_added", 4),
+        ("dropped_unpaired_call", 7), ("interrupted_note_added", 8)]
+    after = objects(path.read_bytes())
+    notes = [k for k, o in enumerate(after) if "outcome is unknown" in json.dumps(o)]
+    assert notes == [3, 7]
+    assert [after[k] for k in (0, 1, 2, 4, 5, 6)] == [stored[k] for k in (0, 1, 3, 4, 5, 7)]
+    assert_codex_resumable(path.read_bytes())
+
+
 def test_a_clean_rollout_is_left_alone(tmp_path: Path, fixtures: Path) -> None:
     original = (fixtures / CODEX).read_bytes()
     path = _write(tmp_path, "rollout.jsonl", original)

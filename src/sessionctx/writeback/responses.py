@@ -9,6 +9,7 @@ item. A note on the interrupted calls goes after the turn that lost them.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from sessionctx.changes import Change, ChangeKind
@@ -40,6 +41,46 @@ def item_of(obj: Item | None) -> Item | None:
     return None
 
 
+class _Turns:
+    """Where the turn that goes on from each item ends, and where each call id is called:
+    worked out in one pass, so a turn of thousands of calls is not read once per call."""
+
+    def __init__(self, numbered: Numbered) -> None:
+        self.numbered = numbered
+        count = len(numbered)
+        self.order = {n: k for k, (n, _) in enumerate(numbered)}
+        self.stop = [count] * count  # the first item after position k that starts a new turn
+        following = count
+        for k in range(count - 1, -1, -1):
+            self.stop[k] = following
+            item = numbered[k][1]
+            if item is not None and not joins_turn(item):
+                following = k
+        # lines that hold no item (rollout bookkeeping) sit inside turns
+        self.last_item = [-1] * count  # the last position at or before k holding an item
+        self.calls: dict[str, list[int]] = {}  # call id -> positions of its call items
+        latest = -1
+        for k, (_, item) in enumerate(numbered):
+            if item is not None:
+                latest = k
+                if item.get("type") in CALLS:
+                    self.calls.setdefault(native_call_id(item), []).append(k)
+            self.last_item[k] = latest
+
+    def calls_after(self, n: int, call_id: str | None) -> tuple[list[int], int]:
+        """The lines of the calls of `call_id` from line `n` to the end of its turn, and the
+        turn's last line holding an item (`n` when there is none)."""
+        start = self.order.get(n, len(self.numbered))
+        if start >= len(self.numbered):
+            return [], n
+        stop = self.stop[start]
+        at = self.calls.get(call_id, []) if call_id is not None else []
+        held = [self.numbered[k][0] for k in at[bisect.bisect_left(at, start):
+                                                bisect.bisect_left(at, stop)]]
+        last_item = self.last_item[stop - 1]
+        return held, self.numbered[last_item][0] if last_item >= start else n
+
+
 class _Edits:
     """Which items go and which turns get a note, by line or index (`at`)."""
 
@@ -56,17 +97,9 @@ class _Edits:
 
     def plan(self, wanted: Wanted, with_notes: bool) -> None:
         lone_before = set(self._lone())
-        order = {n: k for k, (n, _) in enumerate(self.numbered)}
+        turns = _Turns(self.numbered) if wanted.unpaired else None  # read only when needed
         for (n, call_id), changes in wanted.unpaired.items():
-            held, end = [], n
-            for k in range(order.get(n, len(self.numbered)), len(self.numbered)):
-                m, item = self.numbered[k]  # (not a slice: that copies the rest of the file)
-                if m > n and item is not None and not joins_turn(item):
-                    break  # lines that hold no item (rollout bookkeeping) sit inside turns
-                if item is not None:
-                    end = m
-                    if item.get("type") in CALLS and native_call_id(item) == call_id:
-                        held.append(m)
+            held, end = turns.calls_after(n, call_id) if turns is not None else ([], n)
             gone = last(held, len(changes))
             for m in gone:
                 self.remove(m, changes[0].kind, changes[0].reason, tool_call_id=call_id,
