@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions, build_context
 from sessionctx.inputs import read_input, read_raw
 from sessionctx.records import select_branch
@@ -66,6 +67,21 @@ def test_diff_marks_kept_removed_and_replaced_blocks() -> None:
     assert states[0] == ["k", 0]
     assert states[1][:2] == ["x", 1]
     assert states[2][:3] == ["r", 2, note]
+
+
+def test_each_removed_block_names_the_change_that_removed_it() -> None:
+    # a call names its own change; a block with no call names the record's first repair
+    keep, c1, c2, odd = text("a"), call("c1"), call("c2"), {"type": "widget"}
+    why = [Change(ChangeKind.SCREENSHOT_OMITTED, "not a repair"),
+           Change(ChangeKind.DROPPED_UNPAIRED_CALL, "c2 had none",
+                  detail={"tool_call_id": "c2"}),
+           Change(ChangeKind.DROPPED_UNPAIRED_CALL, "c1 had none",
+                  detail={"tool_call_id": "c1"})]
+    states = diff_blocks([keep, c1, c2, odd], [keep], why)
+    assert [state[2] for state in states[1:]] == [
+        "dropped_unpaired_call: c1 had none", "dropped_unpaired_call: c2 had none",
+        "dropped_unpaired_call: c2 had none"]
+    assert diff_blocks([odd], [], why[:1]) == [["x", 0, "removed"]]
 
 
 def test_model_rows_follow_the_file_and_name_every_fate() -> None:

@@ -210,6 +210,7 @@ def diff_blocks(before: list[Any], after: list[Any], why: Sequence[Change]) -> l
     changed message keeps the very blocks it did not change."""
     out: list[list[Any]] = []
     at = 0
+    removals = _Removals(why)
     index = {id(b): i for i, b in enumerate(before)}
     kept = {id(b) for b in after}
     for block in after:
@@ -223,11 +224,11 @@ def diff_blocks(before: list[Any], after: list[Any], why: Sequence[Change]) -> l
         if k is None or k < at:
             out.append(["n", block])
             continue
-        out.extend(["x", i, _why_removed(before[i], why)] for i in range(at, k))
+        out.extend(["x", i, removals.of(before[i])] for i in range(at, k))
         out.append(["r", k, block, _why_kind(why, ChangeKind.SCREENSHOT_OMITTED)] if replaced
                    else ["k", k])
         at = k + 1
-    out.extend(["x", i, _why_removed(before[i], why)] for i in range(at, len(before)))
+    out.extend(["x", i, removals.of(before[i])] for i in range(at, len(before)))
     return out
 
 
@@ -242,19 +243,29 @@ def _why_kind(why: Sequence[Change], kind: str) -> str:
     return kind
 
 
-def _why_removed(block: Any, why: Sequence[Change]) -> str:
-    """The change that removed a block: its call's, else the first repair of the record."""
-    if isinstance(block, dict):
-        cid = block.get("id") if isinstance(block.get("id"), str) else block.get("toolCallId")
-        if cid is not None:
-            for change in why:
-                if change.kind == ChangeKind.DROPPED_UNPAIRED_CALL and \
-                        change.detail.get("tool_call_id") == cid:
-                    return f"{change.kind}: {change.reason}"
-    for change in why:
-        if change.is_repair:
-            return f"{change.kind}: {change.reason}"
-    return "removed"
+class _Removals:
+    """Why a block was removed: its call's change, else the first repair of the record. Looked
+    up by call id, so a message that lost thousands of calls is not read through per block."""
+
+    def __init__(self, why: Sequence[Change]) -> None:
+        self.by_call: dict[Any, str] = {}
+        self.first_repair = "removed"
+        for change in reversed(why):  # the first change of each call id wins
+            text = f"{change.kind}: {change.reason}"
+            if change.kind == ChangeKind.DROPPED_UNPAIRED_CALL:
+                cid = change.detail.get("tool_call_id")
+                if isinstance(cid, (str, int, float)):
+                    self.by_call[cid] = text
+            if change.is_repair:
+                self.first_repair = text
+
+    def of(self, block: Any) -> str:
+        if isinstance(block, dict):
+            cid = block.get("id") if isinstance(block.get("id"), str) else block.get(
+                "toolCallId")
+            if isinstance(cid, (str, int, float)) and cid in self.by_call:
+                return self.by_call[cid]
+        return self.first_repair
 
 
 def _checkpoint_summary(view: Mapping[str, Any]) -> dict[str, Any]:
