@@ -41,10 +41,14 @@ def _streamed(lines: Lines) -> dict[str, list[int]]:
     return out
 
 
-def _group(streamed: dict[str, list[int]], lines: Lines, n: int) -> list[int]:
-    """The lines of the assistant message that starts at line `n` (one per streamed block)."""
+def _message_id(lines: Lines, n: int) -> str | None:
     mid = dig(lines.obj(n), ("message", "id"))
-    if not isinstance(mid, str):
+    return mid if isinstance(mid, str) else None
+
+
+def _group(streamed: dict[str, list[int]], n: int, mid: str | None) -> list[int]:
+    """The lines of the assistant message `mid` from line `n` on (one per streamed block)."""
+    if mid is None:
         return [n]
     held = streamed.get(mid, [])
     return held[bisect.bisect_left(held, n):]
@@ -79,9 +83,9 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
     streamed = _streamed(lines) if wanted.unpaired or wanted.empty else {}
     calls: dict[str, dict[str | None, Held]] = {}  # a streamed message's calls, by its id
     for (n, call_id), changes in wanted.unpaired.items():
-        group = _group(streamed, lines, n)
-        mid = dig(lines.obj(n), ("message", "id"))
-        if isinstance(mid, str) and mid in streamed:
+        mid = _message_id(lines, n)
+        group = _group(streamed, n, mid)
+        if mid in streamed:
             if mid not in calls:
                 calls[mid] = _calls_by_id(lines, streamed[mid])
             by_id = calls[mid]
@@ -115,7 +119,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
             fixes.append(Fix(REMOVED_EMPTY, "nothing is left on the line", line=m,
                              action="removed"))
     for n, change in wanted.empty.items():
-        for m in _group(streamed, lines, n):
+        for m in _group(streamed, n, _message_id(lines, n)):
             if m not in lines.removed:
                 lines.remove(m)
                 fixes.append(Fix(REMOVED_EMPTY, change.reason, line=m, action="removed"))

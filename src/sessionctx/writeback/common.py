@@ -49,10 +49,7 @@ def last(items: Sequence[T], count: int) -> list[T]:
 def delete_members(lines: Lines, n: int, path: Sequence[str | int],
                    indexes: Sequence[int]) -> None:
     """Take the given members of the array at `path` out of line `n`, bytes around kept."""
-    members = spans.ArrayText(lines.text(n), path)
-    for i in sorted(set(indexes), reverse=True):
-        members.delete(i)
-    lines.put(n, members.render())
+    lines.put(n, spans.without(lines.text(n), path, indexes))
 
 
 def dig(obj: Any, path: Sequence[str | int]) -> Any:

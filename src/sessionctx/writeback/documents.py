@@ -319,8 +319,5 @@ def _edit_item(text: bytes, obj: dict[str, Any], edits: _Item) -> bytes:
             names = [k for k, _, _ in spans.members(text, prefix)]
             text = spans.delete(text, prefix, names.index(key))
             continue
-        members = spans.ArrayText(text, [*prefix, key])
-        for j in sorted(set(indexes), reverse=True):
-            members.delete(j)
-        text = members.render()
+        text = spans.without(text, [*prefix, key], indexes)
     return text

@@ -49,14 +49,15 @@ class _Turns:
         self.numbered = numbered
         count = len(numbered)
         self.order = {n: k for k, (n, _) in enumerate(numbered)}
-        self.stop = [count] * count  # the first item after position k that starts a new turn
+        # the first item after position k that starts a new turn; lines that hold no item
+        # (rollout bookkeeping) sit inside turns
+        self.stop = [count] * count
         following = count
         for k in range(count - 1, -1, -1):
             self.stop[k] = following
             item = numbered[k][1]
             if item is not None and not joins_turn(item):
                 following = k
-        # lines that hold no item (rollout bookkeeping) sit inside turns
         self.last_item = [-1] * count  # the last position at or before k holding an item
         self.calls: dict[str, list[int]] = {}  # call id -> positions of its call items
         latest = -1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 Path = Sequence[str | int]
@@ -191,6 +191,15 @@ def encode(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: only an escape can carry it
         return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+def without(text: bytes, path: Path, indexes: Iterable[int]) -> bytes:
+    """`text` without the members `indexes` of the array at `path`, each going as `delete`
+    would take it out, the text joined once."""
+    members = ArrayText(text, path)
+    for i in sorted(set(indexes), reverse=True):
+        members.delete(i)
+    return members.render()
 
 
 class ArrayText:
