@@ -72,6 +72,7 @@ def compact(source: SessionSource, spec: str | None, keep_turns: int, keep_token
     input or the usage is wrong.
     """
     from sessionctx.compaction import checkpoint as cp
+    from sessionctx.compaction import own
     from sessionctx.compaction.summarizers import parse_summarizer
 
     settings = cp.Settings(keep_turns, keep_tokens, force, max_identifiers, chunk_tokens,
@@ -88,6 +89,7 @@ def compact(source: SessionSource, spec: str | None, keep_turns: int, keep_token
     snapshot = target.snapshot()
     warn_problems(snapshot.problems)
     try:
+        own.writer(target.label, snapshot.format)
         if summarizer is None:
             _print_job(cp.prepare(snapshot, settings), as_json)
             return
@@ -128,16 +130,22 @@ def _print_job(job: SummaryJob, as_json: bool) -> None:
 def _print_written(written: Written, target: Target, as_json: bool) -> None:
     record = written.record
     unit = target.unit
-    info = {"id": record["id"], unit: written.position, "baseSeq": record["baseSeq"],
+    entry = written.entry
+    info = {"id": record["id"] if entry is None else entry.get("id"), unit: written.position,
+            "baseSeq": record["baseSeq"],
             "firstKeptIndex": record["firstKeptIndex"], "tokensBefore": record["tokensBefore"],
             "tokensAfter": record["tokensAfter"], "summaryModelRef": record["summaryModelRef"],
             "qualityAudit": record["qualityAudit"], "messages": len(record["messages"])}
     if record.get("restoredFromCompactionId"):
         info["restoredFromCompactionId"] = record["restoredFromCompactionId"]
+    if entry is not None:
+        info["wrote"] = entry["type"]  # the agent's own compaction entry
     if as_json:
         emit_json(info)
         return
     what = "restore checkpoint" if "restoredFromCompactionId" in info else "checkpoint"
+    if entry is not None:
+        what = f"the agent's own {entry['type']} entry"
     click.echo(f"{target.label}: appended {what} {info['id']} at {unit} {info[unit]}: "
                f"{info['messages']} message(s), tokens {info['tokensBefore']} -> "
                f"{info['tokensAfter']}")

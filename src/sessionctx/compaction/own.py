@@ -1,0 +1,66 @@
+"""Compaction in the agent's own format, for a session file its agent resumes.
+
+An agent reads only its own compaction: a sessionctx checkpoint appended to its file is not one
+(pi, given one, resumed with nothing of the history). So a file in an agent format is compacted
+with that agent's own entry, from the writer its format package gives; a format with none is
+refused before anything runs, with the route that works: import it into a store, then compact
+the store's session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sessionctx.changes import Source
+from sessionctx.context import BuildOptions, build_context
+from sessionctx.errors import CompactionError
+from sessionctx.formats.pi.compaction import compaction_entry as pi_entry
+from sessionctx.records import Record
+
+NATIVE = "native"
+# format -> (file bytes, first kept line, summary, tokens before, time) -> the line to append
+Writer = Callable[..., dict[str, Any]]
+WRITERS: dict[str, Writer] = {"pi": pi_entry}
+
+
+class NoOwnCompaction(CompactionError):
+    """The file is in an agent format sessionctx writes no compaction for."""
+
+    def __init__(self, label: str, fmt: str) -> None:
+        super().__init__(
+            f"{label} is a {fmt} session, and sessionctx does not write {fmt}'s own compaction "
+            f"(it does for: {', '.join(sorted(WRITERS))}); a sessionctx checkpoint appended "
+            f"there would not be read by the agent. Import it into a store "
+            f"(sessionctx import {label} --store URL --session ID), then compact that "
+            f"(sessionctx compact --store URL --session ID ...)")
+
+
+def writer(label: str, fmt: str) -> Writer | None:
+    """The agent's own compaction writer for `fmt`; None for native records; NoOwnCompaction
+    for an agent format without one."""
+    if fmt == NATIVE:
+        return None
+    found = WRITERS.get(fmt)
+    if found is None:
+        raise NoOwnCompaction(label, fmt)
+    return found
+
+
+def line_of(source: Source) -> int | None:
+    """The file line a context message came from (a kept message of an earlier compaction
+    names the line of its own entry)."""
+    if source.part is not None and source.message_lines and source.part < len(
+            source.message_lines):
+        return source.message_lines[source.part]
+    return source.line
+
+
+def first_kept_line(records: list[Record], options: BuildOptions, cut: int) -> int:
+    """The line of the entry the kept part of the context starts with."""
+    sources = build_context(records, options).sources
+    line = line_of(sources[cut]) if cut < len(sources) else None
+    if line is None:
+        raise CompactionError("the first kept message comes from no line of the file; "
+                              "nothing was written")
+    return line

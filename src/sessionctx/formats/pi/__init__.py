@@ -1,0 +1,1 @@
+"""pi sessions (the JSONL tree pi-coding-agent writes)."""
