@@ -44,7 +44,7 @@ from sessionctx.adapters.fold import (
 )
 from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions
-from sessionctx.importers.common import data_url_image, text_block
+from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.messages import Message, calls
 from sessionctx.screenshots import OMITTED_NOTE
 from sessionctx.store import Store, open_store

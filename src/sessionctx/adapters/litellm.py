@@ -26,7 +26,7 @@ from litellm.integrations.custom_logger import CustomLogger
 from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, rebuild
 from sessionctx.changes import Change
 from sessionctx.context import BuildOptions
-from sessionctx.importers.common import data_url_image, text_block
+from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.messages import Message, calls
 from sessionctx.screenshots import OMITTED_NOTE
 
