@@ -2,35 +2,47 @@
 
 An agent reads only its own compaction: a sessionctx checkpoint appended to its file is not one
 (pi, given one, resumed with nothing of the history). So a file in an agent format is compacted
-with that agent's own entry, from the writer its format package gives; a format with none is
-refused before anything runs, with the route that works: import it into a store, then compact
-the store's session.
+with that agent's own entry, from its format package's `compaction.py` (`compaction_entry`);
+a format with none is refused before anything runs, with the route that works: import it into
+a store, then compact the store's session.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
 from sessionctx.changes import Source
 from sessionctx.context import BuildOptions, build_context
 from sessionctx.errors import CompactionError
-from sessionctx.formats.pi.compaction import compaction_entry as pi_entry
+from sessionctx.formats.registry import BY_NAME, FORMATS, NATIVE
 from sessionctx.records import Record
 
-NATIVE = "native"
-# format -> (file bytes, first kept line, summary, tokens before, time) -> the line to append
+__all__ = ["NATIVE", "NoOwnCompaction", "first_kept_line", "has_writer", "writer"]
+
+# (file bytes, *, first_kept_line, summary, tokens_before, at) -> the line to append
 Writer = Callable[..., dict[str, Any]]
-WRITERS: dict[str, Writer] = {"pi": pi_entry}
+
+
+def _module(fmt: str) -> str:
+    return f"sessionctx.formats.{BY_NAME[fmt].package}.compaction"
+
+
+def has_writer(fmt: str) -> bool:
+    """Whether format `fmt`'s package writes the agent's own compaction (a compaction.py)."""
+    return fmt in BY_NAME and importlib.util.find_spec(_module(fmt)) is not None
 
 
 class NoOwnCompaction(CompactionError):
     """The file is in an agent format sessionctx writes no compaction for."""
 
     def __init__(self, label: str, fmt: str) -> None:
+        written = ", ".join(f.name for f in FORMATS if f.name != NATIVE and has_writer(f.name))
         super().__init__(
             f"{label} is a {fmt} session, and sessionctx does not write {fmt}'s own compaction "
-            f"(it does for: {', '.join(sorted(WRITERS))}); a sessionctx checkpoint appended "
+            f"(it does for: {written}); a sessionctx checkpoint appended "
             f"there would not be read by the agent. Import it into a store "
             f"(sessionctx import {label} --store URL --session ID), then compact that "
             f"(sessionctx compact --store URL --session ID ...)")
@@ -41,9 +53,9 @@ def writer(label: str, fmt: str) -> Writer | None:
     for an agent format without one."""
     if fmt == NATIVE:
         return None
-    found = WRITERS.get(fmt)
-    if found is None:
+    if not has_writer(fmt):
         raise NoOwnCompaction(label, fmt)
+    found: Writer = importlib.import_module(_module(fmt)).compaction_entry
     return found
 
 

@@ -1,1 +1,1 @@
-"""One package per agent format: what sessionctx knows of each agent's own files."""
+"""Agent formats, one package each; `registry.py` lists them."""

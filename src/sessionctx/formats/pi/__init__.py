@@ -1,1 +1,1 @@
-"""pi sessions (the JSONL tree pi-coding-agent writes)."""
+"""pi sessions: JSONL entries in a tree of id and parentId, messages in pi's own shape."""
