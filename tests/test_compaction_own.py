@@ -150,8 +150,8 @@ def test_a_second_compaction_plans_over_what_pi_loads(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fixture", [
-    "claude-code/06381696-0074-49f8-863e-6ad4fac507f9.jsonl",
     "codex/rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl",
+    "codex/recorded-0.171.0-interrupted-call.jsonl",
 ])
 def test_formats_without_a_writer_are_refused_with_the_route(tmp_path: Path,
                                                              fixture: str) -> None:
@@ -175,3 +175,24 @@ def test_restore_on_an_agent_file_is_refused_with_the_route(tmp_path: Path) -> N
     out = run("restore", str(path), "--before", info["id"])
     assert out.exit_code == 1 and "Import it into a store" in out.output
     assert path.read_bytes() == before
+
+
+def test_claude_code_compaction_is_counted_as_claude_code_loads_it(tmp_path: Path) -> None:
+    """Claude Code's own boundary, summary and kept copies: budget and the next plan count the
+    summary and the kept turns only (the real CLI: tests/test_agent_clis_compact.py)."""
+    from tests.test_agent_clis_compact import long_session
+
+    path = tmp_path / "s.jsonl"
+    original = long_session(30)
+    path.write_text("".join(json.dumps(e) + "\n" for e in original))
+    tokens = budget_tokens(path)
+    info = compact(path, tmp_path, "--keep-tokens", "3000")
+    assert info["tokensBefore"] == tokens and info["wrote"] == "compact_boundary"
+    added = lines(path)[len(original):]
+    kept_ids = [e["message"].get("id") for e in added[2:] if e["type"] == "assistant"]
+    assert kept_ids and not set(kept_ids) & {e["message"].get("id") for e in original}
+    assert [e["parentUuid"] for e in added[1:]] == [e["uuid"] for e in added[:-1]]
+    after = budget_tokens(path)
+    assert after == planned_tokens(path) < tokens // 2
+    out = run("check", str(path))
+    assert out.exit_code == 0, out.output

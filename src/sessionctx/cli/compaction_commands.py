@@ -131,7 +131,8 @@ def _print_written(written: Written, target: Target, as_json: bool) -> None:
     record = written.record
     unit = target.unit
     entry = written.entry
-    info = {"id": record["id"] if entry is None else entry.get("id"), unit: written.position,
+    info = {"id": record["id"] if entry is None else entry.get("id", entry.get("uuid")),
+            unit: written.position,
             "baseSeq": record["baseSeq"],
             "firstKeptIndex": record["firstKeptIndex"], "tokensBefore": record["tokensBefore"],
             "tokensAfter": record["tokensAfter"], "summaryModelRef": record["summaryModelRef"],
@@ -139,13 +140,13 @@ def _print_written(written: Written, target: Target, as_json: bool) -> None:
     if record.get("restoredFromCompactionId"):
         info["restoredFromCompactionId"] = record["restoredFromCompactionId"]
     if entry is not None:
-        info["wrote"] = entry["type"]  # the agent's own compaction entry
+        info["wrote"] = entry.get("subtype") or entry["type"]  # the agent's own compaction
     if as_json:
         emit_json(info)
         return
     what = "restore checkpoint" if "restoredFromCompactionId" in info else "checkpoint"
     if entry is not None:
-        what = f"the agent's own {entry['type']} entry"
+        what = f"the agent's own {info['wrote']} entry"
     click.echo(f"{target.label}: appended {what} {info['id']} at {unit} {info[unit]}: "
                f"{info['messages']} message(s), tokens {info['tokensBefore']} -> "
                f"{info['tokensAfter']}")

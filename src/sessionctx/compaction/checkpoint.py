@@ -36,7 +36,7 @@ from sessionctx.compaction.planner import (
 )
 from sessionctx.compaction.prompt import build_prompt, chunks, repair_prompt, summary_message
 from sessionctx.compaction.summarizers import Summarizer
-from sessionctx.compaction.target import Snapshot, Target
+from sessionctx.compaction.target import FileTarget, Snapshot, Target
 from sessionctx.compaction.tokens import TokenCounter, estimate_message, total
 from sessionctx.context import BuildOptions, build_context
 from sessionctx.errors import CompactionError
@@ -208,10 +208,13 @@ def compact(target: Target, summarizer: Summarizer, settings: Settings | None = 
                                quality_audit=audit_record(result, repaired=repaired),
                                counter=settings.counter)
     if write_own is not None:
-        entry = write_own(snapshot.raw, summary=summary, tokens_before=p.tokens_before,
-                          first_kept_line=own.first_kept_line(snapshot.records, settings.build,
-                                                              p.cut), at=record["at"])
-        return Written(record, target.append(within_limit(entry), snapshot), job, entry)
+        if not isinstance(target, FileTarget):
+            raise CompactionError("an agent's own compaction goes to its file; nothing written")
+        lines = write_own(snapshot.raw, summary=summary, tokens_before=p.tokens_before,
+                          kept_lines=own.kept_lines(snapshot.records, settings.build, p.cut),
+                          at=record["at"])
+        position = target.append_lines([within_limit(x) for x in lines], snapshot)
+        return Written(record, position, job, lines[0])
     position = target.append(within_limit(record), job.snapshot)
     return Written(record, position, job)
 

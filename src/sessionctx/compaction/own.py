@@ -2,7 +2,7 @@
 
 An agent reads only its own compaction: a sessionctx checkpoint appended to its file is not one
 (pi, given one, resumed with nothing of the history). So a file in an agent format is compacted
-with that agent's own entry, from its format package's `compaction.py` (`compaction_entry`);
+with that agent's own entry, from its format package's `compaction.py` (`compaction_lines`);
 a format with none is refused before anything runs, with the route that works: import it into
 a store, then compact the store's session.
 """
@@ -20,10 +20,10 @@ from sessionctx.errors import CompactionError
 from sessionctx.formats.registry import BY_NAME, FORMATS, NATIVE
 from sessionctx.records import Record
 
-__all__ = ["NATIVE", "NoOwnCompaction", "first_kept_line", "has_writer", "writer"]
+__all__ = ["NATIVE", "NoOwnCompaction", "has_writer", "kept_lines", "writer"]
 
-# (file bytes, *, first_kept_line, summary, tokens_before, at) -> the line to append
-Writer = Callable[..., dict[str, Any]]
+# (file bytes, *, kept_lines, summary, tokens_before, at) -> the lines to append
+Writer = Callable[..., list[dict[str, Any]]]
 
 
 def _module(fmt: str) -> str:
@@ -55,7 +55,7 @@ def writer(label: str, fmt: str) -> Writer | None:
         return None
     if not has_writer(fmt):
         raise NoOwnCompaction(label, fmt)
-    found: Writer = importlib.import_module(_module(fmt)).compaction_entry
+    found: Writer = importlib.import_module(_module(fmt)).compaction_lines
     return found
 
 
@@ -68,11 +68,15 @@ def line_of(source: Source) -> int | None:
     return source.line
 
 
-def first_kept_line(records: list[Record], options: BuildOptions, cut: int) -> int:
-    """The line of the entry the kept part of the context starts with."""
-    sources = build_context(records, options).sources
-    line = line_of(sources[cut]) if cut < len(sources) else None
-    if line is None:
-        raise CompactionError("the first kept message comes from no line of the file; "
-                              "nothing was written")
-    return line
+def kept_lines(records: list[Record], options: BuildOptions, cut: int) -> list[int]:
+    """The file lines the kept part of the context comes from, in the context's order (every
+    streamed line of a message included)."""
+    out: list[int] = []
+    for source in build_context(records, options).sources[cut:]:
+        line = line_of(source)
+        pieces = [line] if source.part is not None else [line, *(source.block_lines or ())]
+        out.extend(n for n in pieces if n is not None and n not in out)
+    if not out:
+        raise CompactionError("the kept messages come from no line of the file; nothing was "
+                              "written")
+    return out

@@ -99,8 +99,12 @@ class FileTarget:
                         (len(raw), raw.count(b"\n"), _last_line(raw)), result.format, raw)
 
     def append(self, record: dict[str, Any], snapshot: Snapshot) -> int:
+        return self.append_lines([record], snapshot)
+
+    def append_lines(self, records: list[dict[str, Any]], snapshot: Snapshot) -> int:
+        """Append `records` in one write if the file is as `snapshot` saw it; the first's line."""
         size, lines, last = snapshot.guard
-        line = msgspec.json.encode(record) + b"\n"
+        line = b"".join(msgspec.json.encode(record) + b"\n" for record in records)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
         except OSError as exc:

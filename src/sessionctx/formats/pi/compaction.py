@@ -43,6 +43,14 @@ def _new_id(taken: set[str]) -> str:
     return str(uuid.uuid4())
 
 
+def compaction_lines(raw: bytes, *, kept_lines: list[int], summary: str, tokens_before: int,
+                     at: str) -> list[dict[str, Any]]:
+    """The one line to append: pi's compaction entry, keeping from the first of `kept_lines`
+    (the lines of the kept messages, in the context's order)."""
+    return [compaction_entry(raw, first_kept_line=kept_lines[0], summary=summary,
+                             tokens_before=tokens_before, at=at)]
+
+
 def compaction_entry(raw: bytes, *, first_kept_line: int, summary: str, tokens_before: int,
                      at: str) -> dict[str, Any]:
     """The `compaction` entry to append to the pi session `raw`: its summary, the id of the
