@@ -149,19 +149,30 @@ def test_a_second_compaction_plans_over_what_pi_loads(tmp_path: Path) -> None:
     assert lines(path)[-1]["firstKeptEntryId"] != lines(path)[-2]["firstKeptEntryId"]
 
 
-@pytest.mark.parametrize("fixture", [
-    "codex/rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl",
-    "codex/recorded-0.171.0-interrupted-call.jsonl",
-])
-def test_formats_without_a_writer_are_refused_with_the_route(tmp_path: Path,
-                                                             fixture: str) -> None:
-    path = tmp_path / Path(fixture).name
-    shutil.copyfile(FIXTURES / fixture, path)
+def responses_jsonl(tmp_path: Path) -> Path:
+    """Responses input items, one a line (as an Agents SDK session log holds them)."""
+    request = json.loads((FIXTURES / "openai-responses" / "requests" /
+                          "recorded-codex-0.171.0-resume.json").read_text())
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(i) + "\n" for i in request["input"]))
+    return path
+
+
+def gemini_document(tmp_path: Path) -> Path:
+    path = tmp_path / "gemini.json"
+    shutil.copyfile(FIXTURES / "gemini-cli" / "tool-result-cancelled.json", path)
+    return path
+
+
+@pytest.mark.parametrize(("make", "code"), [(responses_jsonl, 1), (gemini_document, 2)])
+def test_formats_without_a_writer_are_refused_with_the_route(tmp_path: Path, make: Any,
+                                                             code: int) -> None:
+    path = make(tmp_path)
     before = path.read_bytes()
     script = write_summarizer(tmp_path)
     for args in (["--summarizer", f"command:{sys.executable} {script}"], ["--dry-run"]):
         out = run("compact", str(path), "--force", *args)
-        assert out.exit_code == 1, out.output
+        assert out.exit_code == code, out.output
         assert "sessionctx import" in out.output and "compact --store URL --session ID" in \
             out.output
     assert path.read_bytes() == before

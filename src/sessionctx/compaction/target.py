@@ -92,6 +92,10 @@ class FileTarget:
         if result.fatal:
             raise TargetError("; ".join(str(p) for p in result.problems))
         if raw.lstrip()[:1] == b"[" or not any(r.source.line for r in result.records):
+            if result.format != "native":
+                from sessionctx.compaction.own import NoOwnCompaction
+
+                raise TargetError(str(NoOwnCompaction(self.path, result.format)))
             raise TargetError(f"{self.path}: only JSONL session files can take a checkpoint")
         records, leaf = branch_of(result.records)
         base = max((r.source.line or 0) for r in result.records)
