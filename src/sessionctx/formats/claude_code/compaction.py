@@ -43,11 +43,13 @@ def compaction_lines(raw: bytes, *, kept_lines: list[int], summary: str, tokens_
     entries = _entries(raw)
     chat = [e for e in entries.values() if e.get("type") in ("user", "assistant")
             and isinstance(e.get("uuid"), str)]
+    main = [e for e in chat if e.get("isSidechain") is not True]
+    chat = main or chat  # a subagent's own transcript is all sidechain
     if not chat:
         raise CompactionError("no Claude Code entry with a uuid to compact; nothing was written")
     last = chat[-1]
     shared = {k: last[k] for k in SHARED if k in last}
-    shared["isSidechain"] = False
+    shared["isSidechain"] = not main
     boundary_id, summary_id = str(uuid.uuid4()), str(uuid.uuid4())
     boundary = {"parentUuid": None, "logicalParentUuid": last["uuid"], **shared,
                 "type": "system", "subtype": "compact_boundary",
