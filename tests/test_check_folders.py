@@ -64,9 +64,9 @@ def test_the_text_names_each_file_and_sums_them_up(tmp_path: Path) -> None:
     project, session, (done, dangling) = _project(tmp_path)
     out = CliRunner().invoke(main, ["check", str(project / CLAUDE.stem)])
     assert out.exit_code == 1
-    assert f"{session}: 1 problem(s) before it can be sent" in out.output
+    assert f"{session}: 1 problem before it can be sent" in out.output
     assert f"{done}: ready to send as stored (8 messages)" in out.output
-    assert f"{dangling}: 1 problem(s)" in out.output
+    assert f"{dangling}: 1 problem " in out.output
     assert out.output.rstrip().endswith(
         "3 session file(s): 1 ready, 2 with problems, 0 unreadable")
 
