@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     )
     from sessionctx.errors import SessionChanged, SessionctxError
     from sessionctx.inputs import read_session
+    from sessionctx.providers.wire import RepairedRequest, repair_request
     from sessionctx.records import (
         Problem,
         ReadResult,
@@ -41,6 +42,7 @@ _HOMES = {
     "Problem": "records", "ReadResult": "records", "Record": "records",
     "read_bytes": "records", "read_path": "records", "select_branch": "records",
     "open_store": "store",
+    "RepairedRequest": "providers.wire", "repair_request": "providers.wire",
     "repair": "writeback",
 }
 
@@ -53,6 +55,7 @@ __all__ = [
     "Problem",
     "ReadResult",
     "Record",
+    "RepairedRequest",
     "SessionChanged",
     "SessionctxError",
     "Source",
@@ -63,6 +66,7 @@ __all__ = [
     "read_path",
     "read_session",
     "repair",
+    "repair_request",
     "select_branch",
 ]
 
