@@ -31,7 +31,7 @@ def summarize_message(message: dict[str, Any], width: int = 72) -> str:
         parts.append(f"call {call.name or '?'} ({call.id or 'no id'})")
     images = image_count(message.get("content"))
     if images:
-        parts.append(f"{images} image(s)")
+        parts.append(counted(images, "image"))
     return ", ".join(parts) if parts else "(empty)"
 
 

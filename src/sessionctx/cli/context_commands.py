@@ -251,7 +251,7 @@ def _print_subagents(source: SessionSource, fmt: str) -> None:
     beside = subagent_transcripts(source.path)
     if beside:
         folder = source.path[: -len(".jsonl")]
-        click.echo(f"{len(beside)} subagent transcript(s) beside this session: "
+        click.echo(f"{counted(len(beside), 'subagent transcript')} beside this session: "
                    f"`sessionctx check {folder}` checks them with it")
 
 
@@ -378,21 +378,35 @@ def _check_folder(source: SessionSource, as_json: bool, options: BuildOptions,
         emit_json({"ok": worst == 0, "exit": worst, "files": outs})
     else:
         counts = [sum(c == code for c in codes) for code in (0, 1, 2)]
-        click.echo(f"{source.path}: {len(files)} session file(s): {counts[0]} ready, "
+        click.echo(f"{source.path}: {counted(len(files), 'session file')}: {counts[0]} ready, "
                    f"{counts[1]} with problems, {counts[2]} unreadable")
     return worst
 
 
 @main.command()
+@json_option
 @build_options
+@provider_options
 @source_options()
-def explain(source: SessionSource, options: BuildOptions) -> None:
-    """Show the stored records, the display and the context side by side, with reasons."""
+def explain(source: SessionSource, as_json: bool, options: BuildOptions,
+            request: RequestSpec | None) -> None:
+    """Show the stored records, the display and the context side by side, with reasons.
+
+    With --provider, each record also carries the changes that provider's request makes to
+    it; with --json, one object per record (none folded).
+    """
     loaded = load(source)
     warn_problems(loaded.problems)
     ctx = loaded.context(options)
-    from sessionctx.explain import explain_lines
+    if request is not None:
+        req = _request(ctx, request)
+        ctx = msgspec.structs.replace(ctx, changes=ctx.changes + req.changes)
+    from sessionctx.explain import explain_json, explain_lines
 
+    if as_json:
+        emit_json({**explain_json(loaded.records, ctx, loaded.format),
+                   "pending_calls": [p.to_json() for p in ctx.pending_calls]})
+        return
     for line in explain_lines(loaded.records, ctx, loaded.label, loaded.format):
         click.echo(line)
     if loaded.format == "claude-code" and source.path is not None:
@@ -400,8 +414,8 @@ def explain(source: SessionSource, options: BuildOptions) -> None:
 
         beside = subagent_transcripts(source.path)
         if beside:
-            click.echo(f"\n{len(beside)} subagent transcript(s) beside this session (explain "
-                       "each on its own):")
+            click.echo(f"\n{counted(len(beside), 'subagent transcript')} beside this "
+                       "session (explain each on its own):")
             for name in beside:
                 click.echo(f"  {name}")
     _print_pending(ctx)

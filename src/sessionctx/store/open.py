@@ -18,7 +18,7 @@ def default_url() -> str:
     if env:
         return env
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return "sqlite:///" + str(Path(base) / "sessionctx" / "sessions.db")
+    return "sqlite://" + str(Path(base).absolute() / "sessionctx" / "sessions.db")
 
 
 def open_store(url: str | None = None) -> Store:
@@ -41,9 +41,21 @@ def open_store(url: str | None = None) -> Store:
                      "jsonl:///path/to/dir or postgresql://...")
 
 
+def store_name(url: str | None) -> str:
+    """The store as a message names it: its file or directory, never a database URL's
+    password."""
+    url = url or default_url()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme in ("sqlite", "jsonl"):
+        return _path_of(url)
+    return "the PostgreSQL store" if scheme in ("postgresql", "postgres") else repr(url)
+
+
 def _path_of(url: str) -> str:
     parsed = urlparse(url)
     path = unquote(parsed.netloc + parsed.path)
+    if path.startswith("//"):  # sqlite:////abs/path: one slash, as the file system names it
+        path = "/" + path.lstrip("/")
     if not path:
         raise StoreError(f"store URL {url!r} names no path")
     return path
