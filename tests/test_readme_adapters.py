@@ -14,7 +14,7 @@ from tests.stub_servers import serve
 for module in ("pydantic_ai", "agents", "langchain", "litellm"):
     pytest.importorskip(module)
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "frameworks.md"
 
 # A deploy whose process died before the tool answered; the user came back later.
 HISTORY = [
@@ -29,7 +29,7 @@ HISTORY = [
 def adapter_blocks() -> dict[str, str]:
     text = README.read_text()
     out = {}
-    for title, body in re.findall(r"### ([^\n]+)\n\n```python adapter\n(.*?)```", text, re.S):
+    for title, body in re.findall(r"## ([^\n]+)\n\n```python adapter\n(.*?)```", text, re.S):
         out[title] = body
     return out
 
