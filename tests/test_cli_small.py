@@ -102,7 +102,7 @@ def test_a_store_path_has_one_leading_slash(tmp_path: Path,
     assert _path_of("sqlite:////var/x.db") == "/var/x.db"
     monkeypatch.delenv("SESSIONCTX_STORE", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    assert default_url() == f"sqlite://{tmp_path}/sessionctx/sessions.db"
+    assert default_url() == f"sqlite:///{tmp_path}/sessionctx/sessions.db"
     assert store_name(None) == f"{tmp_path}/sessionctx/sessions.db"
     assert store_name("postgresql://u:secret@h/db") == "the PostgreSQL store"
 

@@ -18,7 +18,7 @@ def default_url() -> str:
     if env:
         return env
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return "sqlite://" + str(Path(base).absolute() / "sessionctx" / "sessions.db")
+    return "sqlite:///" + str(Path(base) / "sessionctx" / "sessions.db")
 
 
 def open_store(url: str | None = None) -> Store:
@@ -52,10 +52,15 @@ def store_name(url: str | None) -> str:
 
 
 def _path_of(url: str) -> str:
+    """The file or folder a `sqlite:` or `jsonl:` URL names, read as SQLAlchemy reads one:
+    `sqlite:///sessions.db` is relative to the working directory, `sqlite:////srv/s.db`
+    absolute."""
     parsed = urlparse(url)
-    path = unquote(parsed.netloc + parsed.path)
-    if path.startswith("//"):  # sqlite:////abs/path: one slash, as the file system names it
-        path = "/" + path.lstrip("/")
+    rest = url.split(":", 1)[1]
+    if rest.startswith("///"):
+        path = unquote(rest[3:].split("?", 1)[0].split("#", 1)[0])
+    else:
+        path = unquote(parsed.netloc + parsed.path)
     if not path:
         raise StoreError(f"store URL {url!r} names no path")
     return path
