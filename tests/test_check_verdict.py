@@ -72,6 +72,17 @@ def test_what_is_broken_as_stored_is_listed_at_file_lines(tmp_path: Path) -> Non
     assert "next: `sessionctx repair" in text and "--dry-run`" in text
 
 
+def test_a_body_that_cannot_be_built_names_the_ways_out() -> None:
+    name = "claude-code/06381696-0074-49f8-863e-6ad4fac507f9.jsonl"
+    checked = CliRunner().invoke(main, ["check", str(FIXTURES / name), "--provider",
+                                        "anthropic"])
+    assert checked.exit_code == 1
+    assert "the body built for anthropic (claude-opus-4-8) breaks 1 rule" in checked.stdout
+    assert "--tools FILE (the agent's definitions), --tools-as-text or --placeholder-tools" \
+        in checked.stdout
+    assert "as stored (2 problems):" in checked.stdout  # not "worked around": it is not
+
+
 def test_build_says_what_it_changed_and_the_pending_calls_unless_quiet() -> None:
     args = ["build", "examples/interrupted.jsonl", "--provider", "anthropic",
             "--tools", "examples/tools.json"]

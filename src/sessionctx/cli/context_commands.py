@@ -326,9 +326,12 @@ def _print_verdict(verdict: _Verdict, path: str | None = None) -> None:
             click.echo(f"{verdict.label}: the body built for {target} breaks "
                        f"{counted(len(problems), 'rule')}")
             _print_problems(problems)
+            if any("requires tool definitions" in p["message"] for p in problems):
+                click.echo("  the ways out: --tools FILE (the agent's definitions), "
+                           "--tools-as-text or --placeholder-tools")
         if out["as_stored"]:
-            click.echo(f"as stored ({counted(len(out['as_stored']), 'problem')}, which the "
-                       "build works around):")
+            around = ", which the build works around" if out["ok"] else ""
+            click.echo(f"as stored ({counted(len(out['as_stored']), 'problem')}{around}):")
             _print_problems(out["as_stored"])
         _print_undefined(report["undefined_tools"])
     _print_pending(verdict.ctx)
