@@ -41,7 +41,7 @@ def test_dry_run_prints_plan_and_prompt_and_writes_nothing(tmp_path) -> None:
     before = path.read_bytes()
     out = run("compact", str(path), "--dry-run", "--keep-turns", "2", "--keep-tokens", "1")
     assert out.exit_code == 0, out.output
-    assert out.output.startswith("plan: summarize messages 0..15 (16 message(s))")
+    assert out.output.startswith("plan: summarize messages 0..15 (16 messages)")
     assert '<conversation_records chunk="1" total="1">' in out.output
     assert path.read_bytes() == before
 

@@ -20,6 +20,7 @@ from sessionctx.cli.options import (
 )
 from sessionctx.context import BuildOptions
 from sessionctx.errors import CompactionError, SessionChanged
+from sessionctx.render import counted
 
 if TYPE_CHECKING:
     from sessionctx.compaction.checkpoint import SummaryJob, Written
@@ -114,7 +115,7 @@ def _print_job(job: SummaryJob, as_json: bool) -> None:
         emit_json({"plan": plan_json, "prompt": job.prompt})
         return
     click.echo(f"plan: summarize messages {1 if plan_json['previous_summary'] else 0}.."
-               f"{plan_json['cut'] - 1} ({plan_json['summarized']} message(s)"
+               f"{plan_json['cut'] - 1} ({counted(plan_json['summarized'], 'message')}"
                f"{', with the previous summary' if plan_json['previous_summary'] else ''}), "
                f"keep {plan_json['kept']} from #{plan_json['cut']}; tokens "
                f"{plan_json['tokens_before']} -> {plan_json['tokens_kept']} + summary"
@@ -148,7 +149,7 @@ def _print_written(written: Written, target: Target, as_json: bool) -> None:
     if entry is not None:
         what = f"the agent's own {info['wrote']} entry"
     click.echo(f"{target.label}: appended {what} {info['id']} at {unit} {info[unit]}: "
-               f"{info['messages']} message(s), tokens {info['tokensBefore']} -> "
+               f"{counted(info['messages'], 'message')}, tokens {info['tokensBefore']} -> "
                f"{info['tokensAfter']}")
 
 
