@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -368,3 +369,22 @@ def test_a_fifo_or_folder_named_like_a_session_fails_only_itself(tmp_path: Path)
     text = CliRunner().invoke(main, ["sessions", "--store", f"jsonl:///{folder}"])
     assert text.exit_code == 0
     assert "pipe\tunreadable" in text.output
+
+
+def test_output_to_a_device_is_written_through_not_replaced(tmp_path: Path) -> None:
+    """`-o /dev/null` (any device or pipe) is written to, never renamed over: as root a
+    rename would put a regular file where the machine's /dev/null was."""
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_atomically(str(fifo), [b"one ", b"two"])
+    reader.join(10)
+    assert got == [b"one two"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    before = os.stat("/dev/null")
+    write_atomically("/dev/null", b"nothing")
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino

@@ -141,12 +141,18 @@ def write_atomically(path: str, data: bytes | Iterable[bytes], *, mode: int | No
     replaced (a writer uses it to make sure `path` did not change meanwhile).
     """
     folder = os.path.dirname(os.path.abspath(path))
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except OSError:
+        info = None
+    if info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        # a device or a pipe (`-o /dev/null`, `/dev/stdout`) is written through, never
+        # replaced: a rename would put a regular file where the device was
+        _write_through(path, data)
+        return
     if mode is None:
-        try:
-            info = os.stat(path)
-            mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
-        except OSError:
-            mode = None
+        mode = stat.S_IMODE(info.st_mode) if info is not None and stat.S_ISREG(info.st_mode) \
+            else None
     final_mode = file_mode() if mode is None else mode
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -167,6 +173,15 @@ def write_atomically(path: str, data: bytes | Iterable[bytes], *, mode: int | No
             os.unlink(tmp)
         raise
     _sync_dir(folder)
+
+
+def _write_through(path: str, data: bytes | Iterable[bytes]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        for chunk in ([data] if isinstance(data, bytes | bytearray | memoryview) else data):
+            write_all(fd, bytes(chunk))
+    finally:
+        os.close(fd)
 
 
 def _sync_dir(folder: str) -> None:
