@@ -39,6 +39,8 @@ EXPECTED = {
           "parentId) or one pi message object",
     "gemini-cli": "one JSON document: a Gemini CLI session whose messages are user and gemini "
                   "messages",
+    "gemini-cli-jsonl": "Gemini CLI chat JSONL: a header row (sessionId, projectHash), message "
+                        "rows (id, type, content) and $set or $rewindTo update rows",
     "openai-chat": "one JSON document: a list of chat messages (role, content), or an object "
                    "with a messages or history list",
     "anthropic": "one JSON document: a list of Anthropic messages (role user or assistant, "

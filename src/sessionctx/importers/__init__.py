@@ -16,7 +16,7 @@ from sessionctx.records import Progress, ReadResult
 # (bytes, path, the file decoded as one JSON document or None, progress) -> records
 Importer = Callable[[bytes, "str | None", Any, "Progress | None"], ReadResult]
 
-# format name: the module under sessionctx.importers whose `read` imports it
+# format name: the module (under sessionctx.importers, or named in full) whose `read` imports it
 MODULES: dict[str, str] = {
     "claude-code": "claude_code",
     "codex": "codex",
@@ -25,11 +25,13 @@ MODULES: dict[str, str] = {
     "openai-chat": "openai_chat",
     "anthropic": "anthropic",
     "openai-responses": "openai_responses",
+    "gemini-cli-jsonl": "sessionctx.formats.gemini_cli.reading",
 }
 
 
 def importer(fmt: str) -> Importer:
     """The importer of format `fmt` (one of MODULES)."""
-    module = importlib.import_module(f"sessionctx.importers.{MODULES[fmt]}")
+    name = MODULES[fmt]
+    module = importlib.import_module(name if "." in name else f"sessionctx.importers.{name}")
     read: Importer = module.read
     return read

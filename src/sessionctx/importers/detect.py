@@ -53,6 +53,9 @@ def _head_objects(raw: bytes, limit: int = 50) -> list[dict[str, Any]]:
 
 def _detect_line(obj: dict[str, Any]) -> str | None:
     otype = obj.get("type")
+    if otype is None and "role" not in obj and (
+            ("sessionId" in obj and "projectHash" in obj) or "$set" in obj or "$rewindTo" in obj):
+        return "gemini-cli-jsonl"  # its header or an update row
     if is_in(otype, _CODEX_TYPES) and "payload" in obj:
         return "codex"
     if otype is None and ("record_type" in obj or ("instructions" in obj and "id" in obj

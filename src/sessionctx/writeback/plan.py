@@ -12,6 +12,7 @@ from typing import Any
 
 from sessionctx.context import Context, PendingCall, build_context
 from sessionctx.errors import SessionctxError
+from sessionctx.formats.gemini_cli import writeback as gemini_cli_jsonl
 from sessionctx.importers.detect import decode_document
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
@@ -29,6 +30,7 @@ LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
     "openai-responses": (responses.plan, notes.codex_note),
     "pi": (native.plan, notes.pi_note),
     "native": (native.plan, notes.pi_note),
+    "gemini-cli-jsonl": (gemini_cli_jsonl.plan, gemini_cli_jsonl.note),
 }
 
 
