@@ -17,7 +17,8 @@ GEMINI = str(FIXTURES / "gemini-cli" / "tool-result-cancelled.json")
 
 def test_formats_listed() -> None:
     assert FORMATS == ("auto", "native", "claude-code", "codex", "pi", "gemini-cli",
-                       "openai-chat", "anthropic", "openai-responses", "gemini-cli-jsonl")
+                       "openai-chat", "anthropic", "openai-responses", "gemini-cli-jsonl",
+                       "copilot-cli")
 
 
 def test_build_with_a_named_format() -> None:

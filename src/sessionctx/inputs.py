@@ -41,6 +41,8 @@ EXPECTED = {
                   "messages",
     "gemini-cli-jsonl": "Gemini CLI chat JSONL: a header row (sessionId, projectHash), message "
                         "rows (id, type, content) and $set or $rewindTo update rows",
+    "copilot-cli": "Copilot CLI events.jsonl: event lines {type, data, id, timestamp, "
+                   "parentId} such as session.start, user.message and assistant.message",
     "openai-chat": "one JSON document: a list of chat messages (role, content), or an object "
                    "with a messages or history list",
     "anthropic": "one JSON document: a list of Anthropic messages (role user or assistant, "

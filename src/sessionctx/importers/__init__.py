@@ -26,6 +26,7 @@ MODULES: dict[str, str] = {
     "anthropic": "anthropic",
     "openai-responses": "openai_responses",
     "gemini-cli-jsonl": "sessionctx.formats.gemini_cli.reading",
+    "copilot-cli": "sessionctx.formats.copilot_cli.reading",
 }
 
 

@@ -56,6 +56,9 @@ def _detect_line(obj: dict[str, Any]) -> str | None:
     if otype is None and "role" not in obj and (
             ("sessionId" in obj and "projectHash" in obj) or "$set" in obj or "$rewindTo" in obj):
         return "gemini-cli-jsonl"  # its header or an update row
+    if isinstance(otype, str) and otype.startswith(("session.", "user.", "assistant.", "tool.")
+                                                   ) and isinstance(obj.get("data"), dict):
+        return "copilot-cli"  # an event of its events.jsonl
     if is_in(otype, _CODEX_TYPES) and "payload" in obj:
         return "codex"
     if otype is None and ("record_type" in obj or ("instructions" in obj and "id" in obj

@@ -12,6 +12,7 @@ from typing import Any
 
 from sessionctx.context import Context, PendingCall, build_context
 from sessionctx.errors import SessionctxError
+from sessionctx.formats.copilot_cli import writeback as copilot_cli
 from sessionctx.formats.gemini_cli import writeback as gemini_cli_jsonl
 from sessionctx.importers.detect import decode_document
 from sessionctx.inputs import detect_format, read_raw
@@ -31,11 +32,12 @@ LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
     "pi": (native.plan, notes.pi_note),
     "native": (native.plan, notes.pi_note),
     "gemini-cli-jsonl": (gemini_cli_jsonl.plan, gemini_cli_jsonl.note),
+    "copilot-cli": (copilot_cli.plan, copilot_cli.note),
 }
 
 
 LINK_KEYS: dict[str, LinkKeys] = {"claude-code": claude_code.KEYS, "pi": native.KEYS,
-                                  "native": native.KEYS}
+                                  "native": native.KEYS, "copilot-cli": copilot_cli.KEYS}
 
 
 class RepairError(SessionctxError):
