@@ -6,14 +6,13 @@ back the same way before anyone writes them, and what still needs repair is name
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sessionctx.context import Context, PendingCall, build_context
 from sessionctx.errors import SessionctxError
-from sessionctx.formats.copilot_cli import writeback as copilot_cli
-from sessionctx.formats.gemini_cli import writeback as gemini_cli_jsonl
 from sessionctx.importers.detect import decode_document
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
@@ -31,13 +30,14 @@ LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
     "openai-responses": (responses.plan, notes.codex_note),
     "pi": (native.plan, notes.pi_note),
     "native": (native.plan, notes.pi_note),
-    "gemini-cli-jsonl": (gemini_cli_jsonl.plan, gemini_cli_jsonl.note),
-    "copilot-cli": (copilot_cli.plan, copilot_cli.note),
 }
+# formats whose own package writes them back (its `plan` and `note`), imported when used
+PACKAGED: dict[str, str] = {"gemini-cli-jsonl": "sessionctx.formats.gemini_cli.writeback",
+                            "copilot-cli": "sessionctx.formats.copilot_cli.writeback"}
 
 
 LINK_KEYS: dict[str, LinkKeys] = {"claude-code": claude_code.KEYS, "pi": native.KEYS,
-                                  "native": native.KEYS, "copilot-cli": copilot_cli.KEYS}
+                                  "native": native.KEYS, "copilot-cli": native.KEYS}
 
 
 class RepairError(SessionctxError):
@@ -77,7 +77,7 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
             after, fixes = documents.plan(raw, document, chosen, wanted(ctx, by_line=False),
                                           note_unpaired)
     else:
-        if chosen not in LINE_FORMATS:
+        if chosen not in LINE_FORMATS and chosen not in PACKAGED:
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
                               "sessions")
         after, fixes, ctx = _plan_lines(raw, path, chosen, result, ctx, leaf, note_unpaired)
@@ -98,7 +98,7 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
     """Unreadable lines go first, their children re-attached: that can join a chain the torn
     line had cut, so what else needs repair is read from the file as it is then. Fixes and
     pending calls name the lines of the original."""
-    planner, builder = LINE_FORMATS[fmt]
+    planner, builder = _line_format(fmt)
     keys = LINK_KEYS.get(fmt)
     first = Lines(raw, _decoded(result))
     fixes = remove_unreadable(first, result.problems)
@@ -122,6 +122,13 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
     return lines.render(), fixes, ctx
 
 
+def _line_format(fmt: str) -> tuple[Planner, notes.Builder]:
+    if fmt in LINE_FORMATS:
+        return LINE_FORMATS[fmt]
+    module = importlib.import_module(PACKAGED[fmt])
+    return module.plan, module.note
+
+
 def _decoded(result: ReadResult) -> dict[int, dict[str, Any]] | None:
     """The objects the reader decoded, by line (a line the reader could not read holds
     none): the lines a repair edits are not decoded a second time. None when the reader
@@ -138,7 +145,7 @@ def _document(raw: bytes, chosen: str) -> Any:
         return None
     document = decode_document(raw)
     if isinstance(document, list) or (isinstance(document, dict) and (
-            chosen not in LINE_FORMATS or b"\n" in body
+            (chosen not in LINE_FORMATS and chosen not in PACKAGED) or b"\n" in body
             or (chosen == "openai-responses" and "input" in document))):
         return document
     return None

@@ -21,7 +21,7 @@ from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.notes import NoteMaker
 from sessionctx.writeback.wanted import Wanted
 
-KEYS = LinkKeys("id", "parentId")
+KEYS = LinkKeys("id", "parentId")  # the same keys as pi's
 Obj = dict[str, Any]
 
 
