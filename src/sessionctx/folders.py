@@ -14,7 +14,7 @@ import os
 from sessionctx.errors import InputError
 from sessionctx.importers.claude_code import subagent_transcripts
 
-SESSION_SUFFIXES = (".jsonl", ".json", ".traj")
+SESSION_SUFFIXES = (".jsonl", ".json", ".traj", ".aider.chat.history.md")
 SIDECAR_SUFFIX = ".meta.json"
 
 

@@ -43,6 +43,8 @@ EXPECTED = {
                         "rows (id, type, content) and $set or $rewindTo update rows",
     "copilot-cli": "Copilot CLI events.jsonl: event lines {type, data, id, timestamp, "
                    "parentId} such as session.start, user.message and assistant.message",
+    "aider": "an aider .aider.chat.history.md: '# aider chat started at' runs of '#### ' user "
+             "lines, '> ' tool lines and the model's replies",
     "openai-chat": "one JSON document: a list of chat messages (role, content), or an object "
                    "with a messages or history list",
     "anthropic": "one JSON document: a list of Anthropic messages (role user or assistant, "

@@ -70,7 +70,7 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
         kept = f"the original is kept at {result.backup}" if result.backup else "no backup kept"
         click.echo(f"repaired {path}; {kept}")
     else:
-        click.echo("nothing to repair; the file is unchanged")
+        click.echo(f"{result.note or 'nothing to repair'}; the file is unchanged")
     for line in result.remaining:
         click.echo(f"  not repaired: {line}")
     if result.pending_calls:

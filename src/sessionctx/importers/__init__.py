@@ -27,6 +27,7 @@ MODULES: dict[str, str] = {
     "openai-responses": "openai_responses",
     "gemini-cli-jsonl": "sessionctx.formats.gemini_cli.reading",
     "copilot-cli": "sessionctx.formats.copilot_cli.reading",
+    "aider": "sessionctx.formats.aider.reading",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sessionctx import decoding
+from sessionctx.formats.aider.reading import looks_like as looks_like_aider
 from sessionctx.importers import common
 from sessionctx.importers.common import is_in
 from sessionctx.messages import MODEL_ROLES
@@ -29,6 +30,8 @@ def detect(raw: bytes, document: Any = None) -> str:
     """The format name of `raw`; NATIVE when nothing more specific fits."""
     if document is not None:
         return _detect_document(document)
+    if raw[:1] in (b"\n", b"#") and looks_like_aider(raw):
+        return "aider"
     native = False
     for line in _head_objects(raw):
         fmt = _detect_line(line)

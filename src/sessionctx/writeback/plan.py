@@ -36,6 +36,9 @@ PACKAGED: dict[str, str] = {"gemini-cli-jsonl": "sessionctx.formats.gemini_cli.w
                             "copilot-cli": "sessionctx.formats.copilot_cli.writeback"}
 
 
+# formats that hold no tool calls: nothing in them for a repair to take out
+WITHOUT_CALLS = {"aider": "an aider chat history holds no tool calls: nothing to repair"}
+
 LINK_KEYS: dict[str, LinkKeys] = {"claude-code": claude_code.KEYS, "pi": native.KEYS,
                                   "native": native.KEYS, "copilot-cli": native.KEYS}
 
@@ -52,6 +55,7 @@ class Plan:
     fixes: list[Fix]
     pending_calls: list[PendingCall]
     remaining: list[str] = field(default_factory=list)  # what repair could not fix
+    note: str = ""  # why there is nothing to repair, when the format says so
 
     @property
     def changed(self) -> bool:
@@ -64,6 +68,8 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
     result = read_raw(raw, path, fmt)
     if result.fatal:
         raise RepairError("; ".join(str(p) for p in result.problems if p.fatal))
+    if chosen in WITHOUT_CALLS:
+        return Plan(chosen, raw, raw, [], [], note=WITHOUT_CALLS[chosen])
     ctx = _context(result, leaf)
     document = _document(raw, chosen)
     if document is not None:
