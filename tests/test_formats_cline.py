@@ -160,7 +160,7 @@ def test_a_result_found_by_its_call_id() -> None:
                                            "input": {}, "call_id": "call_9"}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "fc_9",
                                       "call_id": "call_9", "content": "a.txt"}]}]
-    from sessionctx.importers.anthropic import read
+    from sessionctx.formats.anthropic.read import read
 
     ctx = build_context(read(json.dumps(messages).encode(), None).records)
     assert ctx.pending_calls == []

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from sessionctx.cli import main
 from sessionctx.context import build_context
-from sessionctx.importers.detect import detect
+from sessionctx.formats.detect import detect
 from sessionctx.inputs import read_input
 from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
 from sessionctx.writeback import plan_repair, repair

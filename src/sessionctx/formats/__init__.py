@@ -1,1 +1,1 @@
-"""One package per agent format whose reading needs more than the shared importers."""
+"""Agent formats, one package each; `registry.py` lists them."""

@@ -1,1 +1,1 @@
-"""Gemini CLI chats stored as JSONL rows: a header, messages, `$set` and `$rewindTo` updates."""
+"""Gemini CLI sessions: one JSON document of user and gemini messages."""
