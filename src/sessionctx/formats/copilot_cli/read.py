@@ -22,6 +22,7 @@ from sessionctx.changes import Source
 from sessionctx.formats.common import (
     context_record,
     finish,
+    is_in,
     jsonl_objects,
     message_record,
     not_a_file,
@@ -41,7 +42,7 @@ _OWN = frozenset({"session.start", "session.resume", "user.message", "assistant.
 
 def is_event(obj: Obj) -> bool:
     """A line shaped as a Copilot CLI event of a kind only its sessions hold."""
-    return obj.get("type") in _OWN and isinstance(obj.get("data"), dict)
+    return is_in(obj.get("type"), _OWN) and isinstance(obj.get("data"), dict)
 
 
 def read(raw: bytes, path: str | None, document: Any = None,
@@ -72,7 +73,8 @@ def read(raw: bytes, path: str | None, document: Any = None,
                 blocks.append({"type": "thinking", "thinking": data["reasoningText"]})
             if _str(data.get("content")):
                 blocks.append(text_block(data["content"]))
-            for req in data.get("toolRequests") or []:
+            requests = data.get("toolRequests")
+            for req in requests if isinstance(requests, list) else []:
                 if isinstance(req, dict):
                     cid, name = _str(req.get("toolCallId")), _str(req.get("name"))
                     names[cid] = name

@@ -14,6 +14,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from sessionctx.formats.common import is_in
 from sessionctx.records import ReadResult
 from sessionctx.writeback.common import delete_members, last, remove_result_lines
 from sessionctx.writeback.edits import REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
@@ -48,8 +49,8 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
             fixes.append(Fix(REMOVED_EMPTY, "nothing is left in the message", line=n,
                              action="removed"))
         if notes is not None:
-            kept = {r.get("toolCallId") for i, r in enumerate(requests)
-                    if i not in gone and isinstance(r, dict)}
+            kept = {r["toolCallId"] for i, r in enumerate(requests) if i not in gone
+                    and isinstance(r, dict) and isinstance(r.get("toolCallId"), str)}
             notes.after(_last_result(lines, n, kept), changes)
     fixes += remove_result_lines(lines, wanted)
     for n, change in [*wanted.empty.items(), *wanted.invalid.items()]:
@@ -63,7 +64,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
     return fixes + Links(lines, removed, KEYS).relink()
 
 
-def _last_result(lines: Lines, n: int, calls: set[Any]) -> int:
+def _last_result(lines: Lines, n: int, calls: set[str]) -> int:
     """The line a note goes after: the last result of the message's other calls, so those
     results still follow their calls, else the message itself."""
     at = n
@@ -75,8 +76,8 @@ def _last_result(lines: Lines, n: int, calls: set[Any]) -> int:
                 isinstance(data, dict) and "parentToolCallId" in data) and "agentId" not in (
                 obj or {}):
             break  # the next turn
-        if kind == "tool.execution_complete" and isinstance(data, dict) and data.get(
-                "toolCallId") in calls:
+        if kind == "tool.execution_complete" and isinstance(data, dict) and is_in(
+                data.get("toolCallId"), calls):
             at = m
     return at
 

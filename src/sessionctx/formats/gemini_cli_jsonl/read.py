@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from sessionctx.changes import Source
-from sessionctx.formats.common import context_record, finish, jsonl_objects, not_a_file
+from sessionctx.formats.common import (
+    context_record,
+    finish,
+    is_in,
+    jsonl_objects,
+    not_a_file,
+)
 from sessionctx.formats.gemini_cli import read as gemini_cli
 from sessionctx.formats.gemini_cli_jsonl.rows import Place, conversation, is_header, is_update
 from sessionctx.records import Progress, ReadResult, Record
@@ -40,7 +46,7 @@ def read(raw: bytes, path: str | None, document: Any = None,
     places: list[Place] = []
     items: list[Obj] = []
     for place, message in conv.messages.values():
-        if message.get("type") in gemini_cli.TYPES:
+        if is_in(message.get("type"), gemini_cli.TYPES):
             places.append(place)
             items.append(message)
         else:
@@ -104,7 +110,7 @@ def _with_part_calls(items: list[Obj]) -> list[Obj]:
     def own(pos: int) -> Obj:
         if pos not in copied:
             out[pos] = {**out[pos], "toolCalls": [
-                dict(c) if isinstance(c, dict) else c for c in out[pos].get("toolCalls") or []]}
+                dict(c) if isinstance(c, dict) else c for c in _calls(out[pos])]}
             copied.add(pos)
         return out[pos]
 
@@ -126,7 +132,7 @@ def _with_part_calls(items: list[Obj]) -> list[Obj]:
                      "args": fc.get("args") or {}, "status": "success"}
                     for p in parts if isinstance(p, dict)
                     and isinstance(fc := p.get("functionCall"), dict)
-                    and fc.get("id") not in known]
+                    and not (isinstance(fc.get("id"), str) and fc["id"] in known)]
             else:
                 for p in parts:
                     fr = p.get("functionResponse") if isinstance(p, dict) else None
@@ -140,6 +146,11 @@ def _with_part_calls(items: list[Obj]) -> list[Obj]:
                             call["result"] = [p]
         if message.get("type") == "gemini":
             open_calls.update({c["id"]: (pos, i) for i, c in enumerate(
-                out[pos].get("toolCalls") or []) if isinstance(c, dict)
+                _calls(out[pos])) if isinstance(c, dict)
                 and isinstance(c.get("id"), str)})
     return out
+
+
+def _calls(message: Obj) -> list[Any]:
+    calls = message.get("toolCalls")
+    return calls if isinstance(calls, list) else []
