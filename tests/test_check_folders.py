@@ -125,3 +125,27 @@ def test_checking_the_session_file_says_where_its_subagents_are(tmp_path: Path) 
         f"{project / CLAUDE.stem}` checks them with it")
     alone = CliRunner().invoke(main, ["check", str(CLAUDE)]).output
     assert "subagent" not in alone
+
+
+def test_a_folder_of_mixed_agents_reads_each_file_in_its_own_format(tmp_path: Path) -> None:
+    """One file of each agent sessionctx reads, side by side: each is read in its format."""
+    kinds = {
+        "claude-code": CLAUDE, "codex": CODEX,
+        "pi": FIXTURES / "pi" / "large-session.jsonl",
+        "gemini-cli": FIXTURES / "gemini-cli" / "tool-result-cancelled.json",
+        "gemini-cli-jsonl": FIXTURES / "gemini-cli-jsonl" / "chat.jsonl",
+        "copilot-cli": FIXTURES / "copilot-cli" / "events.jsonl",
+        "anthropic": FIXTURES / "cline" / "text-result.json",
+        "openai-chat": FIXTURES / "swe-agent" / "function_calling_simple.traj",
+        "aider": FIXTURES / "aider" / "chat-history.md",
+    }
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for fmt, source in kinds.items():
+        name = ".aider.chat.history.md" if fmt == "aider" else f"{fmt}{source.suffix}"
+        shutil.copy(source, folder / name)
+    (folder / "README.md").write_text("# not a session\n")
+    _, report = _check(str(folder))
+    got = {Path(f["path"]).name: f["format"] for f in report["files"]}
+    assert got == {(".aider.chat.history.md" if fmt == "aider" else f"{fmt}{src.suffix}"): fmt
+                   for fmt, src in kinds.items()}

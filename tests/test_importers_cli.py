@@ -18,7 +18,7 @@ GEMINI = str(FIXTURES / "gemini-cli" / "tool-result-cancelled.json")
 def test_formats_listed() -> None:
     assert FORMATS[:2] == ("auto", "native") and set(FORMATS[2:]) == {
         "claude-code", "codex", "pi", "gemini-cli", "openai-chat", "anthropic",
-        "openai-responses"}
+        "openai-responses", "gemini-cli-jsonl", "copilot-cli", "aider"}
 
 
 def test_build_with_a_named_format() -> None:
@@ -51,8 +51,10 @@ def test_unknown_format_says_which_formats_were_tried(tmp_path: Path) -> None:
 
 
 def test_unknown_format_name_is_a_usage_error() -> None:
+    outcome = CliRunner().invoke(main, ["check", "--from", "zed", SWE])
+    assert outcome.exit_code == 2 and "zed" in outcome.output
     outcome = CliRunner().invoke(main, ["check", "--from", "aider", SWE])
-    assert outcome.exit_code == 2 and "aider" in outcome.output
+    assert outcome.exit_code == 2 and "not an aider file" in outcome.output
 
 
 def test_importers_report_progress() -> None:

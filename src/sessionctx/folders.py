@@ -14,7 +14,7 @@ import os
 from sessionctx.errors import InputError
 from sessionctx.formats.claude_code.read import subagent_transcripts
 
-SESSION_SUFFIXES = (".jsonl", ".json", ".traj")
+SESSION_SUFFIXES = (".jsonl", ".json", ".traj", ".aider.chat.history.md")
 SIDECAR_SUFFIX = ".meta.json"
 
 

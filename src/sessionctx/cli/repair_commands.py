@@ -74,7 +74,7 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
     elif result.remaining:
         click.echo("the file is unchanged: repair cannot take out of it what is left below")
     else:
-        click.echo("nothing to repair; the file is unchanged")
+        click.echo(f"{result.note or 'nothing to repair'}; the file is unchanged")
     if result.remaining:
         click.echo(f"{counted(len(result.remaining), 'problem')} left (`sessionctx build` "
                    "leaves them out of what it sends):")

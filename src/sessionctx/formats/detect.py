@@ -26,6 +26,10 @@ def detect(raw: bytes, document: Any = None) -> str:
     """The format name of `raw`; NATIVE when nothing more specific fits."""
     if document is not None:
         return _detect_document(document)
+    for entry in FORMATS:  # a format that is not JSON says so from its text (aider's markdown)
+        told = getattr(_detector(entry.name), "text", None)
+        if told is not None and told(raw):
+            return entry.name
     native = False
     for line in _head_objects(raw):
         fmt = _detect_line(line)

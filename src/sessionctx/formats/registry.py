@@ -31,6 +31,7 @@ class Format:
     lines: bool = False  # repair writes it as a file of lines
     document: bool = False  # repair writes it as one JSON document
     writer: str | None = None  # the package whose repair.py writes it, when not its own
+    calls: bool = True  # it can hold tool calls (without, repair has nothing to take out)
 
 
 FORMATS: tuple[Format, ...] = (
@@ -51,6 +52,14 @@ FORMATS: tuple[Format, ...] = (
            lines=True, document=True),
     Format("openai-chat", "openai_chat", "one JSON document: a list of chat messages (role, "
            "content), or an object with a messages or history list", document=True),
+    Format("gemini-cli-jsonl", "gemini_cli_jsonl", "Gemini CLI chat JSONL: a header row "
+           "(sessionId, projectHash), message rows (id, type, content) and $set or $rewindTo "
+           "update rows", lines=True),
+    Format("copilot-cli", "copilot_cli", "Copilot CLI events.jsonl: event lines {type, data, "
+           "id, timestamp, parentId} such as session.start, user.message and "
+           "assistant.message", lines=True),
+    Format("aider", "aider", "an aider .aider.chat.history.md: '# aider chat started at' runs "
+           "of '#### ' user lines, '> ' tool lines and the model's replies", calls=False),
     Format(NATIVE, "native", "sessionctx records: JSONL, a JSON array of records, an "
            "xopc_session_transcript envelope or pi entries, each with a role, kind or type "
            "sessionctx knows", lines=True, document=True),

@@ -248,7 +248,14 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
         if not isinstance(name, str) or not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name):
             out.append(Violation(f"{path}.name", "tool name must match ^[a-zA-Z0-9_-]{1,64}$"))
     elif kind == "tool_result":
-        for k, inner in enumerate(b.get("content") or []):
+        content = b.get("content")
+        if content is not None and not isinstance(content, str | list):
+            out.append(Violation(f"{path}.content", "content must be a string or blocks"))
+        for k, inner in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(inner, dict):
+                out.append(Violation(f"{path}.content[{k}]", "a content block must be an "
+                                     "object"))
+                continue
             images += _check_block(inner, f"{path}.content[{k}]", role, cap, pattern, seen, out,
                                    [])
     elif kind == "thinking":

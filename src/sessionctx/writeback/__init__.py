@@ -42,6 +42,7 @@ class RepairResult:
     backup: str | None
     pending_calls: list[PendingCall]
     remaining: list[str] = field(default_factory=list)
+    note: str = ""  # why there is nothing to repair, when the format says so
     before: bytes = field(default=b"", repr=False)
     after: bytes = field(default=b"", repr=False)
 
@@ -56,7 +57,7 @@ class RepairResult:
         return {"path": self.path, "format": self.format, "written": self.written,
                 "backup": self.backup, "changes": [f.to_json() for f in self.fixes],
                 "pending_calls": [p.to_json() for p in self.pending_calls],
-                "remaining": self.remaining}
+                "remaining": self.remaining, **({"note": self.note} if self.note else {})}
 
 
 def default_backup(path: str, now: datetime | None = None) -> str:
@@ -80,7 +81,7 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
         raise RepairError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     plan = plan_repair(raw, path, fmt, leaf=leaf, note_unpaired=note_unpaired)
     out = RepairResult(path, plan.format, plan.fixes, False, None, plan.pending_calls,
-                       plan.remaining, plan.before, plan.after)
+                       plan.remaining, plan.note, plan.before, plan.after)
     if dry_run or not plan.changed:
         return out
 

@@ -39,6 +39,7 @@ class Plan:
     fixes: list[Fix]
     pending_calls: list[PendingCall]
     remaining: list[str] = field(default_factory=list)  # what repair could not fix
+    note: str = ""  # why there is nothing to repair, when the format says so
 
     @property
     def changed(self) -> bool:
@@ -51,6 +52,10 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
     result = read_raw(raw, path, fmt)
     if result.fatal:
         raise RepairError("; ".join(str(p) for p in result.problems if p.fatal))
+    if not BY_NAME[chosen].calls:
+        article = "an" if chosen[:1] in "aeiou" else "a"
+        return Plan(chosen, raw, raw, [], [], note=f"{article} {chosen} session holds no tool "
+                    "calls: nothing to repair")
     ctx = _context(result, leaf)
     document = _document(raw, chosen)
     if document is not None:

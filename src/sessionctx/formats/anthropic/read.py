@@ -27,6 +27,7 @@ import json
 from typing import Any
 
 from sessionctx.changes import Source
+from sessionctx.formats.cline import results as cline
 from sessionctx.formats.common import (
     Obj,
     context_record,
@@ -193,6 +194,7 @@ class _Reader:
         self.dropped_results = dropped_results
         self.result = ReadResult()
         self.names: dict[str, str] = {}
+        self.calls: list[cline.Call] = []  # the calls of the message before the next user's
 
     def item(self, i: int, item: Any) -> None:
         src = Source(index=i, path=self.path)
@@ -217,6 +219,7 @@ class _Reader:
 
     def _assistant_message(self, item: Obj, src: Source, lost: list[str]) -> None:
         content = item.get("content")
+        self.calls = cline.calls_of(content)
         raw = content if isinstance(content, list) else (
             [{"type": "text", "text": content}] if isinstance(content, str) else [])
         blocks: list[Obj] = []
@@ -260,10 +263,23 @@ class _Reader:
         own: list[Obj] = []
         blocks = content if isinstance(content, list) else [text_block(content)] if isinstance(
             content, str) else []
-        for block in blocks:
+        answers = cline.answers(self.calls, blocks)
+        self.calls = []
+        for i, block in enumerate(blocks):
             btype = block.get("type") if isinstance(block, dict) else None
-            if btype == "tool_result":
-                self._result(block, item, src, lost)
+            if i in answers.superseded:
+                self.result.records.append(context_record(
+                    block, src, FORMAT, "Cline's placeholder for a result it wrote as text "
+                    "after it: not sent"))
+            elif btype == "tool_result":
+                self._result(block, item, src, lost, answers.result_ids.get(i))
+            elif i in answers.texts:
+                cid = answers.texts[i]
+                self.result.records.append(message_record(
+                    {"role": "toolResult", "toolCallId": cid,
+                     "toolName": self.names.get(cid, ""),
+                     "content": [text_block(str(block.get("text", "")))], "isError": False},
+                    src, item, FORMAT))
             elif btype == "text":
                 own.append(_with_cache(text_block(str(block.get("text", ""))), block))
             elif btype == "image" and image(block) is not None:
@@ -279,8 +295,9 @@ class _Reader:
             self.result.records.append(message_record(
                 {"role": "user", "content": own}, src, item, FORMAT))
 
-    def _result(self, block: Obj, item: Obj, src: Source, lost: list[str]) -> None:
-        cid = str(block.get("tool_use_id", ""))
+    def _result(self, block: Obj, item: Obj, src: Source, lost: list[str],
+                call_id: str | None = None) -> None:
+        cid = call_id or str(block.get("tool_use_id", ""))
         if cid in self.dropped_results:
             self.result.records.append(context_record(
                 block, src, FORMAT, "result of a call Roo Code condensed away: not sent"))

@@ -70,6 +70,9 @@ def _response_content(call: Obj, lost: list[str]) -> list[Obj] | None:
     out: list[Obj] = []
     for part in responses:
         fr = part.get("functionResponse") if isinstance(part, dict) else None
+        if isinstance(fr, dict) and isinstance(fr.get("id"), str) and fr["id"] != call.get(
+                "id"):
+            continue  # a response to another call of the same turn (Gemini CLI keeps them all)
         if isinstance(fr, dict):
             response = fr.get("response")
             if isinstance(response, dict) and len(response) == 1 and isinstance(
@@ -79,7 +82,7 @@ def _response_content(call: Obj, lost: list[str]) -> list[Obj] | None:
                 out.append(text_block(json.dumps(response, ensure_ascii=False)))
         else:
             out.extend(_parts([part], lost))
-    return out
+    return out or None
 
 
 def read(raw: bytes, path: str | None, document: Any = None,

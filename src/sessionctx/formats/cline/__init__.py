@@ -1,0 +1,1 @@
+"""Cline, Roo Code and Kilo Code task histories: what their code writes beside Anthropic's."""

@@ -1,0 +1,1 @@
+"""Gemini CLI chats stored as JSONL rows: a header, messages, `$set` and `$rewindTo` updates."""
