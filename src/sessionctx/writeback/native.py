@@ -39,7 +39,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
     fixes = remove_unreadable(lines, result.problems)
     # a message's unanswered calls are found in one read of it and cut in one edit: one
     # message with thousands of them would otherwise be decoded and re-cut per call
-    by_line: dict[int, list[tuple[str, list[Change]]]] = {}
+    by_line: dict[int, list[tuple[str | None, list[Change]]]] = {}
     for (n, call_id), changes in wanted.unpaired.items():
         by_line.setdefault(n, []).append((call_id, changes))
     for n, wanted_calls in by_line.items():
