@@ -45,8 +45,10 @@ class Echo:
     ref = "bench:echo"
 
     def summarize(self, prompt: str) -> str:
-        mark = "The summary must contain each of these identifiers exactly as written:\n"
-        idents = prompt.split(mark, 1)[1].split("\n\n", 1)[0] if mark in prompt else ""
+        mark = "\n<exact_identifiers>\n"
+        quoted = prompt.split(mark, 1)[1].split("\n</exact_identifiers>", 1)[0] \
+            if mark in prompt else ""
+        idents = "\n".join(f"- {json.loads(x)}" for x in quoted.splitlines())
         return "\n".join(f"## {s}\n{idents if s == 'Exact identifiers' else 'None'}"
                          for s in SECTIONS)
 

@@ -33,7 +33,8 @@ from sessionctx.records import checkpoint_problem, read_path
 from tests.conftest import FIXTURES, assistant, call, image, result, text, user
 
 SUMMARY_FUNCS = r'''
-MARK = "The summary must contain each of these identifiers exactly as written:"
+import json
+MARK = "<exact_identifiers>"
 SECTIONS = ["Decisions", "Pending user asks", "Open tasks", "Constraints",
             "Exact identifiers", "Tool outcomes", "Current state"]
 
@@ -43,8 +44,8 @@ def summary_for(prompt, with_identifiers=True):
     idents = []
     if MARK in lines:
         i = lines.index(MARK) + 1
-        while i < len(lines) and lines[i].startswith("- "):
-            idents.append(lines[i][2:])
+        while i < len(lines) and lines[i] != "</exact_identifiers>":
+            idents.append(json.loads(lines[i].replace("<\\", "<")))
             i += 1
     out = []
     for s in SECTIONS:

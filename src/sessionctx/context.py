@@ -148,7 +148,9 @@ class ContextBuilder:
         view = record.view
         self._log.append(Change(
             ChangeKind.CHECKPOINT_APPLIED,
-            f"checkpoint replaced the {replaced} message(s) built before it",
+            f"checkpoint replaced the {replaced} message{'' if replaced == 1 else 's'} built "
+            "before it" if replaced else "checkpoint starts the context (nothing was built "
+            "before it)",
             record.source, detail={"replaced_messages": replaced,
                                    "checkpoint_messages": len(view["messages"])}))
         for i, message in enumerate(view["messages"]):

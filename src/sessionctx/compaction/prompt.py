@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.compaction.escaping import escape_lines, escape_tags
+from sessionctx.compaction.escaping import BREAKS, escape_lines, escape_start, escape_tags
 from sessionctx.compaction.planner import SUMMARY_CLOSE, SUMMARY_OPEN
 from sessionctx.errors import BadArgument
 from sessionctx.messages import (
@@ -41,14 +41,24 @@ SYSTEM = (
     "say; infer nothing new.")
 
 _RECORDS_TAG = "conversation_records"
+_IDENTIFIERS_TAG = "exact_identifiers"
 _encode = msgspec.json.encode
 _SAFE_FIELD = re.compile(r"[A-Za-z0-9_.:@/+?-]+")
+# line breaks JSON leaves as they are: written as escapes, a JSON text is one line
+_JSON_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _json(value: Any) -> str:
+    """`value` as JSON on one line: no line break of any kind is left in it."""
+    text = _encode(value).decode()
+    return text if text.isascii() else text.translate(_JSON_BREAKS)
 
 
 def _field(value: object) -> str:
-    """A header field as one token: as it is when plain, else as a JSON string."""
+    """A header or call line field as one token: as it is when plain, else as a JSON
+    string."""
     text = value if isinstance(value, str) else "?" if value is None else str(value)
-    return text if _SAFE_FIELD.fullmatch(text) else _encode(text).decode()
+    return text if _SAFE_FIELD.fullmatch(text) else _json(text)
 
 
 def render_message(message: Message, max_chars: int = 0) -> str:
@@ -72,7 +82,7 @@ def render_message(message: Message, max_chars: int = 0) -> str:
             if btype == "text":
                 text = block.get("text")
                 if isinstance(text, str):
-                    parts.append(text)
+                    parts.append(escape_lines(text))
             elif btype == "image":
                 parts.append(f"[image: {block.get('mimeType') or block.get('mime_type') or '?'}]")
             elif role == "assistant" and btype in CALL_BLOCK_TYPES:
@@ -80,7 +90,7 @@ def render_message(message: Message, max_chars: int = 0) -> str:
                     called = []
                 called.append(_render_call(*block_call(block)))
     elif isinstance(content, str):
-        parts = [content]
+        parts = [escape_lines(content)]
     else:
         parts = []
     listed = role == "assistant" and "tool_calls" in message
@@ -88,24 +98,25 @@ def render_message(message: Message, max_chars: int = 0) -> str:
         called = [_render_call(c.id, c.name, c.arguments) for c in calls(message)]
     if called:
         parts += called
-    body = _bounded("\n".join(parts), max_chars)
+    body = _bounded("\n".join(parts), max_chars)  # text escaped, call lines left as lines
     if role in RESULT_ROLES:
         status = "error" if message.get("isError") is True else "ok"
         head = f"--- tool result {_field(message.get('toolName') or '?')} " \
                f"id={_field(result_id(message) or '?')} status={status}"
     else:
         head = f"--- {_field(role)}"
-    return escape_tags(f"{head}\n{escape_lines(body)}")
+    return escape_tags(f"{head}\n{body}")
 
 
 def _render_call(call_id: str | None, name: str | None, arguments: Any) -> str:
-    return f"[tool call {name or '?'} id={call_id or '?'} arguments={arguments_text(arguments)}]"
+    return f"[tool call {_field(name or '?')} id={_field(call_id or '?')} " \
+           f"arguments={arguments_text(arguments)}]"
 
 
 def arguments_text(arguments: Any) -> str:
-    """Call arguments as the summarizer reads them: compact JSON, text as it is (the audit
-    looks for identifiers in the same text)."""
-    return _encode(arguments).decode()
+    """Call arguments as the summarizer reads them: compact JSON on one line, text as it is
+    otherwise (the audit looks for identifiers in the same text)."""
+    return _json(arguments)
 
 
 def chunks(messages: Sequence[Message], sizes: Sequence[int],
@@ -138,8 +149,10 @@ def _bounded(text: str, max_chars: int) -> str:
         return text
     keep = max_chars // 2
     omitted = len(text) - 2 * keep
+    # the end kept may start inside a line, where nothing was escaped
+    tail = text[-keep:] if keep and text[-keep - 1] in BREAKS else escape_start(text[-keep:])
     return (f"{text[:keep]}\n[Oversized record: {omitted} characters omitted from the "
-            f"middle]\n{text[-keep:]}")
+            f"middle]\n{tail}")
 
 
 def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
@@ -162,14 +175,17 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
     records = [render_message(m, max_record_chars) for m in summarized]
     seen = "\n".join([previous_summary or "", *records])
     present = [i for i in identifiers if i in seen]
-    if present:
-        lines += ["", "The summary must contain each of these identifiers exactly as written:"]
-        lines += [f"- {i}" for i in present]
+    if present:  # taken from the records: data, quoted, never part of the instructions
+        lines += ["", f"The summary must contain each identifier listed in the {_IDENTIFIERS_TAG} "
+                  "section exactly as written (each is given as a JSON string, one per line)."]
     index, count = part
     # the previous summary was written from untrusted records: it must not end its tag either
     previous = escape_tags(previous_summary or "None")
-    lines += ["", "<previous_summary>", previous, "</previous_summary>", "",
-              f'<{_RECORDS_TAG} chunk="{index}" total="{count}">']
+    lines += ["", "<previous_summary>", previous, "</previous_summary>", ""]
+    if present:
+        lines += [f"<{_IDENTIFIERS_TAG}>", *[escape_tags(_json(i)) for i in present],
+                  f"</{_IDENTIFIERS_TAG}>", ""]
+    lines.append(f'<{_RECORDS_TAG} chunk="{index}" total="{count}">')
     lines += records
     lines.append(f"</{_RECORDS_TAG}>")
     return "\n".join(lines)
@@ -178,7 +194,8 @@ def build_prompt(summarized: Sequence[Message], previous_summary: str | None,
 def repair_prompt(prompt: str, output: str, failures: Sequence[str]) -> str:
     return "\n".join([
         prompt, "", "Your previous answer failed the quality audit.", "Quality failures:",
-        *[f"- {f}" for f in failures], "", "<previous_answer>", escape_tags(output),
+        *[f"- {escape_tags(_json(f))}" for f in failures], "", "<previous_answer>",
+        escape_tags(output),
         "</previous_answer>", "", "Answer again with the complete summary, fixing every failure."])
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context, display_messages, is_displayed
+from sessionctx.explain import QUIET_CHANGES, QUIET_KINDS
 from sessionctx.messages import Message
 from sessionctx.records import (
     CHECKPOINT,
@@ -90,7 +91,7 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
         if isinstance(item, Problem):
             rows.append({"s": f"line {item.line}" if item.line is not None else "input",
                          "k": "unreadable", "r": None, "sh": 0, "st": None, "vw": None,
-                         "cx": [], "cs": [], "why": item.message})
+                         "cx": [], "cs": [], "why": item.message, "pb": 1})
             continue
         src = item.source
         k = (src.line, src.index, src.seq)
@@ -114,13 +115,14 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
                 continue
         rows.append(_row(item, ctx, targets, mine, changes, added))
 
-    return Page(
-        meta=dict(meta or {}),
-        rows=rows,
-        changes=[_change(c, row_of, owner) for c in changes],
-        pending=[{"id": p.id, "name": p.name, "arguments": p.arguments,
-                  "s": p.record.label(), "row": _row_of(p.record, row_of, owner)}
-                 for p in ctx.pending_calls])
+    pending = [{"id": p.id, "name": p.name, "arguments": p.arguments,
+                "s": p.record.label(), "row": _row_of(p.record, row_of, owner)}
+               for p in ctx.pending_calls]
+    for p in pending:  # a record holding a call whose outcome is unknown is a problem too
+        if p["row"] is not None:
+            rows[p["row"]]["pb"] = 1
+    return Page(meta=dict(meta or {}), rows=rows,
+                changes=[_change(c, row_of, owner) for c in changes], pending=pending)
 
 
 def _row_of(src: Source, row_of: Mapping[Key, int], owner: Mapping[Key, Key]) -> int | None:
@@ -149,7 +151,8 @@ def _change(change: Change, row_of: Mapping[Key, int], owner: Mapping[Key, Key]
     out: dict[str, Any] = {"kind": change.kind, "reason": change.reason,
                            "s": src.label() if src is not None else None,
                            "row": _row_of(src, row_of, owner) if src is not None else None,
-                           "j": change.message_index, "repair": change.is_repair}
+                           "j": change.message_index, "repair": change.is_repair,
+                           "quiet": change.kind in QUIET_CHANGES}
     if change.detail:
         out["detail"] = change.detail
     return out
@@ -165,6 +168,11 @@ def _row(record: Record, ctx: Context, targets: list[int], mine: list[int],
         "r": role if isinstance(role, str) else None, "sh": int(is_displayed(record)),
         "st": stored, "vw": view_ref, "cs": mine,
         "cx": [_context_entry(record, ctx, j, changes, mine, j in added) for j in targets]}
+    if any(changes[i].is_repair for i in mine):
+        row["pb"] = 1  # the page lists it first
+    elif record.kind in QUIET_KINDS and not targets and all(
+            changes[i].kind in QUIET_CHANGES for i in mine):
+        row["q"] = 1  # bookkeeping that never reaches the model: folded with its neighbours
     if record.kind == EXTENSION_MESSAGE and row["sh"]:
         row["dx"] = display_messages([record])[0]
     if record.problem is not None:
@@ -305,5 +313,8 @@ def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
             "tokens_before": before, "tokens_after": after,
             "kinds": dict(sorted(kinds.items())),
             "repairs": sorted({c.kind for c in ctx.changes if c.is_repair}),
+            "problem_rows": [i for i, row in enumerate(page.rows) if row.get("pb")],
+            "problems": sum(1 for c in ctx.changes if c.is_repair) + sum(
+                1 for row in page.rows if row["k"] == "unreadable"),
             "compactions": compactions, "pending": len(ctx.pending_calls)}
 

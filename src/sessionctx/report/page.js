@@ -2,7 +2,8 @@
 // The report page: reads the JSON the file embeds and renders rows as the reader scrolls.
 // Rows are decoded a chunk at a time, on first use; nothing is fetched from anywhere.
 var sessionctxReport = (function () {
-  var head = null, images = [], turns = null, chunkCache = [], chunkEls = null;
+  var head = null, images = [], turns = null, chunkCache = [], chunkEls = null, opaque = null;
+  var MARK = "", firstOther = -1, unfolded = {};
   var visible = [], rendered = 0, searchText = [], allLoaded = false, waiting = null;
   var BATCH = 40, CHANGE_PAGE = 200, FOLD = 1200;
   var shownChanges = 0, filling = false;
@@ -47,16 +48,68 @@ var sessionctxReport = (function () {
     return row.cs.map(function (c) { return head.changes[c]; });
   }
   function interesting(change) { return change.kind !== "skipped_metadata"; }
+  // a change that needs a look: not the bookkeeping every session has
+  function notable(change) { return !change.quiet && interesting(change); }
+  function badgeClass(change) { return change.repair ? "repair" : change.quiet ? "quiet" : "adapted"; }
+  // the page's own reference ([kind, ...]): an object whose one key is the page's marker,
+  // a digest of the data no record can hold
+  function ref(v) {
+    if (!v || typeof v !== "object" || Array.isArray(v) || !MARK) return null;
+    if (!Object.prototype.hasOwnProperty.call(v, MARK)) return null;
+    var r = v[MARK];
+    return Array.isArray(r) && Object.keys(v).length === 1 ? r : null;
+  }
+  function opaqueText(n) {
+    if (opaque === null) opaque = readJSON($("sx-opaque")) || [];
+    return typeof opaque[n] === "string" ? opaque[n] : "";
+  }
+  // base64 that decodes to UTF-8 text, as that text; else null
+  function decoded(data) {
+    try {
+      var bin = atob(data.replace(/\s+/g, "")), bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      var text = new TextDecoder("utf-8", {fatal: true}).decode(bytes);
+      return /[\x00-\x08\x0e-\x1f]/.test(text) ? null : text;
+    } catch (err) { return null; }
+  }
 
   // -- values -----------------------------------------------------------------------------
-  function jsonText(value) {
-    return JSON.stringify(value, function (key, v) {
-      if (v && typeof v === "object" && !Array.isArray(v)) {
-        if ("$img" in v) return "[image #" + v.$img + "]";
-        if ("$blob" in v) return "[" + v.$blob + " characters of opaque data: " + v.head + "…]";
+  function jsonText(value, found) {
+    var text = JSON.stringify(value, function (key, v) {
+      var r = ref(v);
+      if (r && r[0] === "img") return "[image #" + Number(r[1]) + "]";
+      if (r && r[0] === "blob") {
+        if (found) found.push(r);
+        return "[opaque data #" + Number(r[1]) + ": " + Number(r[2]) + " characters, " +
+          String(r[3]) + "…]";
       }
       return v;
     }, 2);
+    return text === undefined ? String(value) : text;
+  }
+  // each opaque value, revealed on demand, and decoded when it is text
+  function revealInto(box, found) {
+    found.forEach(function (r) {
+      var d = el("details", "opaque");
+      d.appendChild(el("summary", null, "reveal opaque data #" + Number(r[1]) + " (" + Number(r[2]) + " characters)"));
+      d.addEventListener("toggle", function () {
+        if (!d.open || d.childNodes.length > 1) return;
+        var data = opaqueText(r[1]), text = decoded(data);
+        if (text !== null) {
+          d.appendChild(el("div", "who", "decoded from base64 (UTF-8 text):"));
+          d.appendChild(el("pre", null, text));
+        }
+        d.appendChild(el("div", "who", "as stored:"));
+        d.appendChild(el("pre", null, data));
+      });
+      box.appendChild(d);
+    });
+  }
+  function jsonBox(value, label) {
+    var found = [], box = el("div");
+    box.appendChild(folded(jsonText(value, found), label));
+    revealInto(box, found);
+    return box;
   }
   function folded(text, label) {
     text = String(text);
@@ -77,8 +130,8 @@ var sessionctxReport = (function () {
     var cands = [block.data, block.source && block.source.data, block.image_url,
       block.image_url && block.image_url.url, block.url, block.inlineData && block.inlineData.data];
     for (var i = 0; i < cands.length; i++) {
-      var c = cands[i];
-      if (c && typeof c === "object" && "$img" in c) return c.$img;
+      var r = ref(cands[i]);
+      if (r && r[0] === "img") return Number(r[1]);
     }
     return null;
   }
@@ -110,13 +163,13 @@ var sessionctxReport = (function () {
     var d = el("div", "call");
     d.appendChild(el("strong", null, "call " + (name || "?")));
     d.appendChild(document.createTextNode(" (" + (id || "no id") + ")"));
-    if (args !== undefined) d.appendChild(folded(typeof args === "string" ? args : jsonText(args), "arguments"));
+    if (args !== undefined) d.appendChild(typeof args === "string" ? folded(args, "arguments") : jsonBox(args, "arguments"));
     return d;
   }
   function blockEl(b) {
     var box = el("div", "blk");
     if (typeof b === "string") { box.appendChild(folded(b, "text")); return box; }
-    if (!b || typeof b !== "object") { box.appendChild(el("pre", null, jsonText(b))); return box; }
+    if (!b || typeof b !== "object" || ref(b)) { box.appendChild(jsonBox(b, "value")); return box; }
     var t = b.type;
     if ((t === "text" || t === "input_text" || t === "output_text") && typeof b.text === "string") {
       box.appendChild(folded(b.text, "text"));
@@ -135,7 +188,7 @@ var sessionctxReport = (function () {
       box.appendChild(el("div", "who", "result for " + (b.tool_use_id || "?")));
       contentInto(box, b.content);
     } else {
-      box.appendChild(folded(jsonText(b), t ? String(t) : "block"));
+      box.appendChild(jsonBox(b, typeof t === "string" ? t : "block"));
     }
     return box;
   }
@@ -162,7 +215,7 @@ var sessionctxReport = (function () {
     } else if (m.content !== undefined) {
       contentInto(box, m.content);
     } else {
-      box.appendChild(folded(jsonText(m), "record"));
+      box.appendChild(jsonBox(m, "record"));
     }
     if (Array.isArray(m.tool_calls)) m.tool_calls.forEach(function (c) {
       var f = (c && c.function) || {};
@@ -232,7 +285,7 @@ var sessionctxReport = (function () {
       Object.keys(st).length + " fields" : "a value";
     d.appendChild(el("summary", null, "stored JSON (" + size + ")"));
     d.addEventListener("toggle", function () {
-      if (d.open && d.childNodes.length === 1) d.appendChild(el("pre", null, jsonText(st)));
+      if (d.open && d.childNodes.length === 1) d.appendChild(jsonBox(st, "stored JSON"));
     });
     col.appendChild(el("div", "preview", preview(st)));
     col.appendChild(d);
@@ -240,13 +293,21 @@ var sessionctxReport = (function () {
     if (row.cp) {
       var cp = el("div", "cp");
       cp.appendChild(el("strong", null, "checkpoint"));
-      cp.appendChild(document.createTextNode(" " + (row.cp.at || "") + " · holds " + row.cp.messages +
-        " message(s) · tokens " + (row.cp.before === undefined ? "?" : row.cp.before) + " → " +
-        (row.cp.after === undefined ? "?" : row.cp.after)));
+      cp.appendChild(document.createTextNode(" " + (row.cp.at || "") + checkpointFigures(row.cp)));
       cp.appendChild(el("div", null, row.cp.first));
       col.appendChild(cp);
     }
     return col;
+  }
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
+  // what a checkpoint holds; a figure it does not record is left out, not shown as 0
+  function checkpointFigures(cp) {
+    var out = "";
+    if (cp.messages) out += " · holds " + plural(cp.messages, "message", "messages");
+    if (typeof cp.before === "number" && cp.before > 0) {
+      out += " · tokens " + cp.before + (typeof cp.after === "number" && cp.after > 0 ? " → " + cp.after : " before");
+    }
+    return out;
   }
   function displayCol(row) {
     var col = el("section", "col display");
@@ -259,7 +320,7 @@ var sessionctxReport = (function () {
     var col = el("section", "col model");
     col.setAttribute("aria-label", "What reaches the model, " + row.s);
     if (!row.cx.length) {
-      var reasons = rowChanges(row).filter(interesting);
+      var reasons = rowChanges(row);
       var repaired = reasons.some(function (c) { return c.repair; });
       col.appendChild(el("span", repaired ? "notsent" : "notsent quiet", "not sent"));
       if (row.sh && repaired) {
@@ -270,7 +331,9 @@ var sessionctxReport = (function () {
       reasons.forEach(function (c) {
         col.appendChild(el("span", c.repair ? "why" : "why quiet", c.kind + ": " + c.reason));
       });
-      if (!reasons.length && row.why) col.appendChild(el("span", "why", row.why));
+      if (!reasons.length) col.appendChild(el("span", "why quiet", row.why ||
+        (row.sh ? "shown to a person only: it is no message a model reads" :
+          "a " + row.k + " record: bookkeeping no model reads")));
       return col;
     }
     row.cx.forEach(function (entry) {
@@ -292,11 +355,28 @@ var sessionctxReport = (function () {
       var turn = turns[t];
       if (!turn) return;
       col.appendChild(el("div", "who", head.meta.provider.name + " turn #" + t + " (" + turn.role + ")"));
-      col.appendChild(folded(jsonText(turn.body), "turn"));
+      col.appendChild(jsonBox(turn.body, "turn"));
     });
     return col;
   }
+  // a row whose rendering throws is shown as broken; the rows after it still render
   function rowEl(i) {
+    try { return rowElOf(i); } catch (err) {
+      var art = el("article", "row broken");
+      art.id = "r" + i;
+      art.tabIndex = -1;
+      var h = el("h3", null, "record " + (i + 1) + " could not be shown");
+      h.id = "r" + i + "-h";
+      art.setAttribute("aria-labelledby", h.id);
+      art.appendChild(h);
+      art.appendChild(el("span", "why", "the page failed on this record (" + String(err && err.message || err) + "); its stored JSON:"));
+      var raw = "";
+      try { raw = JSON.stringify((rowAt(i) || {}).st, null, 2); } catch (e2) { raw = "(not printable)"; }
+      art.appendChild(el("pre", null, raw));
+      return art;
+    }
+  }
+  function rowElOf(i) {
     var row = rowAt(i);
     if (!row) return null;
     var art = el("article", "row");
@@ -310,10 +390,11 @@ var sessionctxReport = (function () {
     h.appendChild(a);
     h.appendChild(el("span", "tag", row.k + (row.r ? " · " + row.r : "")));
     var seen = {};
+    if (row.pb) h.appendChild(el("span", "badge repair", "problem"));
     rowChanges(row).filter(interesting).forEach(function (c) {
       if (seen[c.kind]) return;
       seen[c.kind] = 1;
-      h.appendChild(el("span", c.repair ? "badge repair" : "badge", c.kind));
+      h.appendChild(el("span", "badge " + badgeClass(c), c.kind));
     });
     art.appendChild(h);
     var cols = el("div", "cols");
@@ -327,16 +408,69 @@ var sessionctxReport = (function () {
       var ul = el("ul", "changes");
       ul.setAttribute("aria-label", "Changes to " + row.s);
       changes.forEach(function (c) {
-        ul.appendChild(el("li", c.repair ? "repair" : null, c.kind + ": " + c.reason));
+        ul.appendChild(el("li", badgeClass(c), c.kind + ": " + c.reason));
       });
       art.appendChild(ul);
     }
     return art;
   }
+  // how many rows from visible[k] on are one run of bookkeeping, next to each other in the file
+  function quietRun(k) {
+    var n = 0;
+    while (k + n < visible.length) {
+      var row = rowAt(visible[k + n]);
+      if (!row || !row.q || (n && visible[k + n] !== visible[k + n - 1] + 1)) break;
+      n++;
+    }
+    return n;
+  }
+  // a run of bookkeeping rows, as one line that opens them
+  function foldEl(from, to) {
+    var first = rowAt(visible[from]), last = rowAt(visible[to - 1]), kinds = {};
+    for (var k = from; k < to; k++) {
+      var row = rowAt(visible[k]), st = row && row.st, what = st && typeof st === "object" &&
+        typeof st.type === "string" ? st.type : row ? row.k : "?";
+      kinds[what] = (kinds[what] || 0) + 1;
+    }
+    var reason = rowChanges(first).filter(function (c) { return c.quiet; })[0];
+    var box = el("div", "fold");
+    box.id = "f" + visible[from];
+    var text = first.s + "–" + last.s + ": " + (to - from) + " rows not sent (" + Object.keys(kinds).map(function (w) {
+      return w + " ×" + kinds[w]; }).join(", ") + ")" + (reason ? " — " + reason.reason : "");
+    var b = el("button", null, "show");
+    b.type = "button";
+    b.addEventListener("click", function () { unfold(visible[from]); });
+    box.appendChild(el("span", null, text + " "));
+    box.appendChild(b);
+    return box;
+  }
+  function unfold(start) {
+    unfolded[start] = 1;
+    var node = $("f" + start), at = visible.indexOf(start);
+    if (!node || at < 0) return;
+    var frag = document.createDocumentFragment(), run = quietRun(at);
+    for (var k = at; k < at + run; k++) {
+      var r = rowEl(visible[k]);
+      if (r) frag.appendChild(r);
+    }
+    node.replaceWith(frag);
+  }
   function renderMore(count) {
     var list = $("list"), end = Math.min(visible.length, rendered + count);
     var frag = document.createDocumentFragment();
     while (rendered < end) {
+      if (rendered === firstOther && firstOther > 0 && !$("divider")) {
+        var divider = el("h3", "divider", "Every other record, in file order");
+        divider.id = "divider";
+        frag.appendChild(divider);
+      }
+      var run = unfolded[visible[rendered]] ? 0 : quietRun(rendered);
+      if (run >= 2) {
+        frag.appendChild(foldEl(rendered, rendered + run));
+        rendered += run;
+        end = Math.min(visible.length, end + run - 1);
+        continue;
+      }
       var node = rowEl(visible[rendered]);
       if (!node) break;  // its chunk is not parsed yet: loaded() resumes
       frag.appendChild(node);
@@ -390,10 +524,19 @@ var sessionctxReport = (function () {
       }
       visible.push(i);
     }
+    problemsFirst();
     rendered = 0;
     $("list").textContent = "";
     renderMore(BATCH);
     renderChanges(true);
+  }
+  // the rows with a problem first, then every other row in file order
+  function problemsFirst() {
+    var rows = head.meta.problem_rows || [], mark = {}, first = [];
+    rows.forEach(function (i) { mark[i] = 1; });
+    var rest = visible.filter(function (i) { if (mark[i]) { first.push(i); return false; } return true; });
+    firstOther = first.length;
+    visible = first.concat(rest);
   }
   function clearFilters() {
     $("q").value = ""; $("role").value = ""; $("changed-only").checked = false;
@@ -405,6 +548,9 @@ var sessionctxReport = (function () {
     var at = visible.indexOf(i);
     if (at < 0) { clearFilters(); at = visible.indexOf(i); if (at < 0) return; }
     if (at >= rendered) renderMore(at - rendered + BATCH);
+    if (!$("r" + i)) {  // inside a folded run: open it
+      for (var k = at; k >= 0; k--) if ($("f" + visible[k])) { unfold(visible[k]); break; }
+    }
     var node = $("r" + i);
     if (node) { node.focus({preventScroll: true}); node.scrollIntoView({block: "start"}); }
   }
@@ -423,7 +569,7 @@ var sessionctxReport = (function () {
     while (shownChanges < all.length && added < CHANGE_PAGE) {
       var c = all[shownChanges++];
       if (!interesting(c) || (kinds.length && kinds.indexOf(c.kind) < 0)) continue;
-      var li = el("li", c.repair ? "repair" : null);
+      var li = el("li", badgeClass(c));
       li.appendChild(link((c.s || "input") + " · " + c.kind, c.row));
       li.appendChild(document.createTextNode(": " + c.reason));
       ul.appendChild(li);
@@ -432,15 +578,35 @@ var sessionctxReport = (function () {
     $("more-changes").hidden = shownChanges >= all.length;
     if (!ul.childNodes.length) ul.appendChild(el("li", "none", "none"));
   }
+  // the verdict, first thing on the page: ready, or what stands in the way
+  function renderVerdict() {
+    var m = head.meta, found = (m.provider && m.provider.violations) || [];
+    var problems = (m.problems || 0) + found.length, pending = m.pending || 0;
+    var box = $("verdict"), parts = [];
+    if (problems) parts.push(plural(problems, "problem", "problems"));
+    if (pending) parts.push(plural(pending, "pending call", "pending calls"));
+    box.className = "verdict " + (parts.length ? "bad" : "ok");
+    box.appendChild(el("strong", null, parts.length ? parts.join(" · ") : "Ready"));
+    box.appendChild(document.createTextNode(parts.length ?
+      (problems ? " before this session can be sent" + (m.provider ? " to " + m.provider.name : "") + " as stored; sessionctx build sends it repaired (the records below say how)." : "") +
+      (pending ? " Check the real outcome of each pending call before retrying it." : "") :
+      ": this session can be sent as stored" + (m.provider ? " to " + m.provider.name : "") + "; nothing is pending."));
+    if ((m.problem_rows || []).length) {
+      box.appendChild(document.createTextNode(" "));
+      box.appendChild(link("First problem", m.problem_rows[0]));
+    }
+  }
   function renderHeader() {
     var m = head.meta;
+    renderVerdict();
     $("title").textContent = "sessionctx report: " + m.label;
     $("summary").textContent = (m.format ? m.format + " session" : "session") +
       (m.provider ? " · built for " + m.provider.name + " / " + m.provider.model : "");
+    var quiet = head.changes.filter(function (c) { return c.quiet; }).length;
     var figs = [["records", m.records], ["context messages", m.messages],
       ["tokens (estimated)", m.tokens_before + " → " + m.tokens_after],
-      ["changes", head.changes.filter(interesting).length], ["pending calls", m.pending],
-      ["compactions", m.compactions.length]];
+      ["changes", head.changes.filter(notable).length], ["bookkeeping rows not sent", quiet],
+      ["pending calls", m.pending], ["compactions", m.compactions.length]];
     figs.forEach(function (f) {
       var d = el("div");
       d.appendChild(el("dt", null, f[0]));
@@ -502,7 +668,7 @@ var sessionctxReport = (function () {
     for (var k = at + dir; k >= 0 && k < visible.length; k += dir) {
       if (changedOnly) {
         var row = rowAt(visible[k]);
-        if (!row || !rowChanges(row).some(interesting)) continue;
+        if (!row || !(row.pb || rowChanges(row).some(notable))) continue;
       }
       goToRow(visible[k]);
       return;
@@ -523,10 +689,13 @@ var sessionctxReport = (function () {
   // -- start ------------------------------------------------------------------------------
   function start() {
     head = readJSON($("sx-head"));
+    MARK = head.meta.marker || "";
     images = readJSON($("sx-images")) || [];
+    $("filters").addEventListener("submit", function (ev) { ev.preventDefault(); });
     chunkEls = document.getElementsByClassName("sx-rows");
     renderHeader();
     for (var i = 0; i < head.meta.rows; i++) visible.push(i);
+    problemsFirst();
     renderMore(BATCH);
     renderChanges(true);
     performance.mark("sessionctx-first-render");  // the first rows are in the document

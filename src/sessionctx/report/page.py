@@ -8,9 +8,10 @@ encoded bytes: images become one thumbnail each, other blobs their length.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import re
-from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 
@@ -47,51 +48,77 @@ def _encode(value: Any) -> bytes:
 
 
 class _Blobs:
-    """Replaces long base64 strings in encoded JSON by references."""
+    """Replaces long base64 strings in encoded JSON by references: an image by its thumbnail,
+    other data by its place in one list the page reads only when a reader reveals it.
 
-    def __init__(self, thumbnails: Thumbnails) -> None:
+    A reference is an object whose one key is `marker`, a digest of the whole encoded data:
+    the data cannot hold that key, since it would have to contain its own digest, so no
+    record's object can pass for a reference (or one for another record's image)."""
+
+    def __init__(self, thumbnails: Thumbnails, marker: str) -> None:
         self.thumbnails = thumbnails
+        self.key = marker.encode("ascii")
+        self.opaque: list[str] = []
 
     def __call__(self, match: re.Match[bytes]) -> bytes:
         prefix, mime, data = match.group(1), match.group(2), match.group(3)
         kind = mime.decode("ascii") if prefix else sniff_base64(data)
         if kind is not None:
-            return b'{"$img":%d}' % self.thumbnails.add(data, kind)
-        return b'{"$blob":%d,"head":"%s"}' % (len(data), data[:24])
+            return b'{"%s":["img",%d]}' % (self.key, self.thumbnails.add(data, kind))
+        self.opaque.append(data.decode("ascii"))
+        return b'{"%s":["blob",%d,%d,"%s"]}' % (self.key, len(self.opaque) - 1, len(data),
+                                                data[:24])
 
 
-def chunks(page: Page, thumbnails: Thumbnails) -> Iterator[bytes]:
-    """The rows, CHUNK_ROWS at a time, as script-safe JSON with blobs replaced."""
-    blobs = _Blobs(thumbnails)
-    rows = page.rows
-    for start in range(0, len(rows), CHUNK_ROWS):
-        encoded = _encode(rows[start:start + CHUNK_ROWS])
-        yield _script_json(_BLOB.sub(blobs, encoded))
+def marker_of(encoded: list[bytes]) -> str:
+    """The key of the page's references: a digest of all the data it embeds."""
+    digest = hashlib.blake2b(digest_size=12)
+    for part in encoded:
+        digest.update(part)
+    return "sx:" + digest.hexdigest()
+
+
+def _hash(script: bytes) -> str:
+    """The CSP source that lets exactly this inline script run."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script).digest()).decode() + "'"
 
 
 def render(page: Page) -> bytes:
-    """The whole page, UTF-8. Pure: the same page model gives the same bytes."""
+    """The whole page, UTF-8. Pure: the same page model gives the same bytes.
+
+    Only the page's own three scripts may run: the policy names each by its hash, so a
+    script element that record text managed to open would not run."""
     thumbnails = Thumbnails()
-    row_chunks = list(chunks(page, thumbnails))
-    turns = _script_json(_BLOB.sub(_Blobs(thumbnails), _encode(page.turns)))
+    encoded_rows = [_encode(page.rows[at:at + CHUNK_ROWS])
+                    for at in range(0, len(page.rows), CHUNK_ROWS)]
+    encoded_turns = _encode(page.turns)
+    marker = marker_of([*encoded_rows, encoded_turns])
+    blobs = _Blobs(thumbnails, marker)
+    row_chunks = [_script_json(_BLOB.sub(blobs, part)) for part in encoded_rows]
+    turns = _script_json(_BLOB.sub(blobs, encoded_turns))
     meta = dict(page.meta)
     meta["rows"] = len(page.rows)
     meta["chunk"] = CHUNK_ROWS
+    meta["marker"] = marker
     head = _script_json(_encode({"meta": meta, "changes": page.changes,
                                  "pending": page.pending}))
     images = _script_json(_encode(thumbnails.items))
+    opaque = _script_json(_encode(blobs.opaque))
     title = html.escape(f"sessionctx report: {meta.get('label', '')}")
-    start = b"<script>sessionctxReport.start();</script>\n"
+    code = f"\n{_asset('page.js')}".encode("utf-8", "replace")
+    start_code, loaded_code = b"sessionctxReport.start();", b"sessionctxReport.loaded();"
+    policy = " ".join(_hash(s) for s in (code, start_code, loaded_code))
+    start = b"<script>" + start_code + b"</script>\n"
     parts = [
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
+        f"img-src data:; style-src 'unsafe-inline'; script-src {policy}\">\n"
         f"<title>{title}</title>\n<style>\n{_asset('page.css')}</style>\n</head>\n<body>\n"
-        f"{_asset('page.html')}<script>\n{_asset('page.js')}</script>\n".encode(
-            "utf-8", "replace"),
+        f"{_asset('page.html')}<script>".encode("utf-8", "replace"), code, b"</script>\n",
         b'<script type="application/json" id="sx-head">', head, b"</script>\n",
         b'<script type="application/json" id="sx-images">', images, b"</script>\n",
+        b'<script type="application/json" id="sx-opaque">', opaque, b"</script>\n",
         b'<script type="application/json" id="sx-turns">', turns, b"</script>\n",
     ]
     for i, chunk in enumerate(row_chunks):
@@ -101,5 +128,5 @@ def render(page: Page) -> bytes:
             parts.append(start)
     if not row_chunks:
         parts.append(start)
-    parts.append(b"<script>sessionctxReport.loaded();</script>\n</body>\n</html>\n")
+    parts.append(b"<script>" + loaded_code + b"</script>\n</body>\n</html>\n")
     return b"".join(parts)

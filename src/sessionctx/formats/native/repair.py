@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx import decoding
+from sessionctx.changes import Change
 from sessionctx.formats.pi.lines import ID, PARENT, entry
-from sessionctx.messages import calls, has_substance, user_text
+from sessionctx.messages import Call, calls, has_substance, user_text
 from sessionctx.records import ReadResult, message_view
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import delete_members, last, remove_result_lines, remove_unreadable
@@ -41,16 +42,23 @@ def _is_tree(lines: Lines) -> bool:
 def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | None
          ) -> list[Fix]:
     fixes = remove_unreadable(lines, result.problems)
+    # a message's unanswered calls are found in one read of it and cut in one edit: one
+    # message with thousands of them would otherwise be decoded and re-cut per call
+    by_line: dict[int, list[tuple[str | None, list[Change]]]] = {}
     for (n, call_id), changes in wanted.unpaired.items():
+        by_line.setdefault(n, []).append((call_id, changes))
+    for n, wanted_calls in by_line.items():
         obj = lines.obj(n)
         if obj is None:
             continue
-        view = message_view(obj)
-        held = [c for c in calls(view) if c.id == call_id]
-        gone = last(held, len(changes))
+        held: dict[str | None, list[Call]] = {}
+        for c in calls(message_view(obj)):
+            held.setdefault(c.id, []).append(c)
         prefix = _prefix(obj)
+        lost = [(last(held.get(call_id, []), len(changes)), changes)
+                for call_id, changes in wanted_calls]
         for place in ("content", "tool_calls"):
-            indexes = [c.where[1] for c in gone if c.where[0] == place]
+            indexes = [c.where[1] for gone, _ in lost for c in gone if c.where[0] == place]
             if indexes:
                 delete_members(lines, n, [*prefix, place], indexes)
         after = lines.obj(n) or {}
@@ -58,15 +66,17 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
                 after)["tool_calls"]:
             lines.put(n, spans.delete(lines.text(n), prefix, _key_index(lines, n, prefix,
                                                                         "tool_calls")))
-        for c in gone:
-            fixes.append(Fix(changes[0].kind, changes[0].reason, line=n,
-                             detail={"tool_call_id": c.id, "name": c.name}))
+        for gone, changes in lost:
+            fixes += [Fix(changes[0].kind, changes[0].reason, line=n,
+                          detail={"tool_call_id": c.id, "name": c.name}) for c in gone]
         if not has_substance(message_view(lines.obj(n) or {})):
             lines.remove(n)
             fixes.append(Fix(REMOVED_EMPTY, "nothing is left in the message", line=n,
                              action="removed"))
-        if notes is not None and gone:
-            notes.after(n, changes)
+        if notes is not None:
+            for gone, changes in lost:
+                if gone:
+                    notes.after(n, changes)
     fixes.extend(remove_result_lines(lines, wanted))
     for n, change in [*wanted.empty.items(), *wanted.invalid.items()]:
         if n not in lines.removed and lines.obj(n) is not None:

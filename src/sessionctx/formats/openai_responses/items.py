@@ -82,18 +82,19 @@ def is_model_item(item: Obj) -> bool:
 
 def lone_reasoning(items: Sequence[Obj], keep: list[bool]) -> list[int]:
     """The reasoning items no kept item the model wrote follows (the API refuses them), in
-    order; each is marked off in `keep` too."""
+    order; each is marked off in `keep` too. One walk from the end, knowing the next kept
+    item, so a long run of reasoning left alone costs its length, not its square."""
     lone: list[int] = []
+    after = len(items)  # the first kept item after `i`, or the end
     for i in range(len(items) - 1, -1, -1):
-        if not keep[i] or item_type(items[i]) != "reasoning":
+        if not keep[i]:
             continue
-        j = i + 1
-        while j < len(items) and not keep[j]:
-            j += 1
-        if j < len(items) and is_model_item(items[j]):
+        if item_type(items[i]) == "reasoning" and not (
+                after < len(items) and is_model_item(items[after])):
+            keep[i] = False
+            lone.append(i)
             continue
-        keep[i] = False
-        lone.append(i)
+        after = i
     return lone[::-1]
 
 

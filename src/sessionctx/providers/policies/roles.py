@@ -9,7 +9,7 @@ from __future__ import annotations
 from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import THINKING_DROPPED
-from sessionctx.providers.policies.turns import RESULT, Prepared, Turn, has
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
 
 SYSTEM_CONVERTED = ChangeKind.SYSTEM_CONVERTED
 SYSTEM_HOISTED = ChangeKind.SYSTEM_HOISTED
@@ -53,21 +53,33 @@ def place_systems(prep: Prepared, cap: Capability) -> None:
 
 def merge_roles(prep: Prepared) -> None:
     """Consecutive turns of one role become one; a turn of results or after calls stays apart,
-    and reasoning that would no longer come first is dropped."""
+    and reasoning that would no longer come first is dropped.
+
+    A run of one role is gathered into one list of its own (a stored list is never extended)
+    and whether it holds a call is kept as it grows: a run of 100,000 messages is read once.
+    """
     out: list[Turn] = []
+    joined: list[Block] | None = None  # the last turn's blocks when this pass made the list
+    called = False  # whether the last turn in `out` holds a call
     for turn in prep.turns:
         role, blocks, index = turn
         prev = out[-1] if out else None
         if prev is None or prev[0] != role or role == "system" or has(blocks, RESULT) or \
-                has(prev[1], "toolCall"):
+                called:
             out.append(turn)
+            joined = None
+            called = has(blocks, "toolCall")
             continue
         thinking = sum(1 for b in blocks if b["type"] == "thinking")
         if thinking and (not prev[1] or prev[1][0]["type"] != "thinking"):
             blocks = [b for b in blocks if b["type"] != "thinking"]
             prep.log(THINKING_DROPPED, "joined to an earlier message, its reasoning would "
                      "not come first", index, count=thinking)
-        out[-1] = Turn(role, prev.blocks + blocks, prev.message_index)
+        if joined is None:
+            joined = list(prev.blocks)
+            out[-1] = Turn(role, joined, prev.message_index)
+        joined.extend(blocks)
+        called = has(blocks, "toolCall")
         prep.log(TURNS_MERGED, "roles must alternate; consecutive messages of one role "
                  "were joined", index)
     prep.turns = out
