@@ -1,4 +1,4 @@
-"""The fold: every rule of design.md's 'Building the context', one test each."""
+"""The fold: every rule of docs/architecture.md's 'Building the context', one test each."""
 
 from __future__ import annotations
 

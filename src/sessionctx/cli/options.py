@@ -180,7 +180,7 @@ def _load_tools(path: str) -> tuple[Tool, ...]:
 
 
 def _provider_names() -> tuple[str, ...]:
-    from sessionctx.providers.names import PROVIDERS
+    from sessionctx.providers.registry import PROVIDERS
 
     return PROVIDERS
 

@@ -1,5 +1,5 @@
 """The provider step: a context's messages turned into turns one provider accepts, one policy
-module per concern of provider-rules.md, each keyed off the capability row of the target.
+module per concern of docs/provider-rules.md, each keyed off the capability row of the target.
 
 | concern                              | module         |
 |--------------------------------------|----------------|
@@ -104,7 +104,7 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
                     items=not tools_as_text)
     placement = Placement(prep, reader.results, reader.reasoning, replay)
     prep.turns = placement.settle(reader.settle) if reader.regular else placement.run()
-    if cap.provider == "openai-responses" and not tools_as_text:
+    if cap.own_items and not tools_as_text:
         prep.turns = replay.server_items(prep.turns)
     limit_images(prep, reader.images, reader.results, cap)
     if reader.documents:

@@ -1,5 +1,5 @@
-"""Image limits (provider-rules §1.5, §2, §4, §5): images where the provider takes none, over
-its count per request, of a type it does not accept, not valid base64, or over its pixel limit
+"""Image limits (docs/provider-rules.md §1.5, §2, §4, §5): images where the provider takes none,
+over its count per request, of a type it does not accept, not valid base64, or over its pixel limit
 (downscaled when Pillow is installed) become notes saying so.
 
 Providers reject such an image, and it then stays in history and fails every later turn.

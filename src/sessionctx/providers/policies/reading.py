@@ -1,5 +1,5 @@
-"""Reading (provider-rules §1.2, §1.3, §2, §3, §4, §5: ids, names, arguments): stored messages
-into turns in one walk over every block.
+"""Reading (docs/provider-rules.md §1.2, §1.3, §2, §3, §4, §5: ids, names, arguments): stored
+messages into turns in one walk over every block.
 
 The walk makes the per-block repairs: blank text, blocks with no equivalent, call arguments
 that are not a JSON object, reused ids and ids or tool names the provider rejects. It also

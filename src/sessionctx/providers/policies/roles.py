@@ -1,8 +1,7 @@
-"""Roles and system messages (provider-rules §1.1, §2, §3, §4, §5): system messages before the
-conversation join the system prompt, later ones stay where the provider allows them and become
+"""Roles and system messages (docs/provider-rules.md §1.1, §2, §3, §4, §5): system messages before
+the conversation join the system prompt, later ones stay where the provider allows them and become
 user messages where it does not; consecutive turns of one role are joined where roles must
-alternate, and a history that does not start with a user turn gets one saying it continues.
-"""
+alternate, and a history that does not start with a user turn gets one saying it continues. """
 
 from __future__ import annotations
 
