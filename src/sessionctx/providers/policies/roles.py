@@ -8,7 +8,7 @@ from __future__ import annotations
 from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import THINKING_DROPPED
-from sessionctx.providers.policies.turns import RESULT, Prepared, Turn, has
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
 
 SYSTEM_CONVERTED = ChangeKind.SYSTEM_CONVERTED
 SYSTEM_HOISTED = ChangeKind.SYSTEM_HOISTED
@@ -54,19 +54,29 @@ def merge_roles(prep: Prepared) -> None:
     """Consecutive turns of one role become one; a turn of results or after calls stays apart,
     and reasoning that would no longer come first is dropped."""
     out: list[Turn] = []
+    # A run of one role is joined into one new list, extended in place, and whether the last
+    # turn holds a call is known as it grows: a long run costs its length, not its square.
+    joined: list[Block] | None = None
+    calls = False
     for turn in prep.turns:
         role, blocks, index = turn
         prev = out[-1] if out else None
-        if prev is None or prev[0] != role or role == "system" or has(blocks, RESULT) or \
-                has(prev[1], "toolCall"):
+        if prev is None or prev[0] != role or role == "system" or has(blocks, RESULT) or calls:
             out.append(turn)
+            joined = None
+            calls = has(blocks, "toolCall")
             continue
         thinking = sum(1 for b in blocks if b["type"] == "thinking")
         if thinking and (not prev[1] or prev[1][0]["type"] != "thinking"):
             blocks = [b for b in blocks if b["type"] != "thinking"]
             prep.log(THINKING_DROPPED, "joined to an earlier message, its reasoning would "
                      "not come first", index, count=thinking)
-        out[-1] = Turn(role, prev.blocks + blocks, prev.message_index)
+        if joined is None:  # a new list: the stored ones are never modified
+            joined = prev.blocks + blocks
+            out[-1] = Turn(role, joined, prev.message_index)
+        else:
+            joined.extend(blocks)
+        calls = has(blocks, "toolCall")
         prep.log(TURNS_MERGED, "roles must alternate; consecutive messages of one role "
                  "were joined", index)
     prep.turns = out
