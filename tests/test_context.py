@@ -159,6 +159,19 @@ def test_checkpoint_replaces_what_came_before():
     assert ctx.sources[1].part == 1 and ctx.sources[1].index == 2
 
 
+def test_a_checkpoint_starts_the_change_log_afresh():
+    # What the checkpoint replaced is not reported: the context starts at the checkpoint, as
+    # a store's context does (it is read from the latest valid checkpoint on).
+    before = [result("gone", "orphan before"), {"role": 7}, user("old")]
+    after = [result("gone2", "orphan after"), user("new")]
+    ctx = build_context(recs(*before, checkpoint(user("summary")), *after))
+    assert [c.kind for c in ctx.changes] == [ChangeKind.CHECKPOINT_APPLIED,
+                                             ChangeKind.DROPPED_ORPHAN_RESULT]
+    assert ctx.changes[1].record is not None and ctx.changes[1].record.index == 4
+    whole = build_context(recs(*before, *after))
+    assert ChangeKind.SKIPPED_INVALID in [c.kind for c in whole.changes]
+
+
 def test_two_checkpoints_in_a_row_the_last_wins():
     ctx = build_context(recs(user("a"), checkpoint(user("first")), checkpoint(user("second")),
                              user("b")))

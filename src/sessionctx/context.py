@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.changes import Change, ChangeKind, Source, change_order
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import (
     RESULT_ROLES,
@@ -138,6 +138,10 @@ class ContextBuilder:
     # -- record kinds ---------------------------------------------------------------------
 
     def _apply_checkpoint(self, record: Record) -> None:
+        """A valid checkpoint replaces everything built before it, its change log included:
+        the context starts at the checkpoint, as a store's context does (read from the latest
+        valid checkpoint on), so `check` reports what the checkpoint left, not what it
+        replaced. A malformed one is reported and changes nothing."""
         if record.problem is not None:
             self._log.append(Change(ChangeKind.CHECKPOINT_INVALID,
                                      f"ignored a malformed checkpoint: {record.problem}",
@@ -442,31 +446,22 @@ def _in_order(logged: list[Change], assembled: list[Change]) -> list[Change]:
     if not assembled:
         out = logged
     elif _is_ordered(logged) and _is_ordered(assembled):
-        out = list(heapq.merge(logged, assembled, key=_change_order))
+        out = list(heapq.merge(logged, assembled, key=change_order))
         logged.clear()
         return out
     else:
         out = logged
         out.extend(assembled)
     if not _is_ordered(out):
-        out.sort(key=_change_order)
+        out.sort(key=change_order)
     return out
 
 
 def _is_ordered(changes: list[Change]) -> bool:
     previous = (-1, -1)
     for change in changes:
-        key = _change_order(change)
+        key = change_order(change)
         if key < previous:
             return False
         previous = key
     return True
-
-
-def _change_order(change: Change) -> tuple[int, int]:
-    src = change.record
-    if src is None:
-        return (0, 0)
-    pos = src.seq if src.seq is not None else src.line if src.line is not None else (
-        src.index if src.index is not None else 0)
-    return (pos, src.part if src.part is not None else -1)
