@@ -8,13 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionctx.changes import ChangeKind, Source
-from sessionctx.context import (
-    BuildOptions,
-    ContextBuilder,
-    build_context,
-    display_messages,
-    render_local_command,
-)
+from sessionctx.context import BuildOptions, ContextBuilder, build_context
+from sessionctx.display import display_messages, render_local_command
 from sessionctx.records import make_record
 from sessionctx.screenshots import OMITTED_NOTE
 from tests.conftest import assistant, call, image, recs, result, text, user

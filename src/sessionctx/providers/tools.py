@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind, Source
 from sessionctx.errors import SessionctxError
-from sessionctx.providers.policies.reading import TOOL_NAME, tool_name
+from sessionctx.providers.policies.ids import TOOL_NAME, tool_name
 from sessionctx.providers.policies.turns import Turn
 from sessionctx.providers.provider import CHOICES, Body
 from sessionctx.providers.violations import Violation
@@ -39,7 +39,7 @@ class ToolsError(SessionctxError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    name: str  # as the history's calls go out: see policies.reading.tool_name
+    name: str  # as the history's calls go out: see policies.ids.tool_name
     description: str | None
     schema: dict[str, Any]  # the JSON Schema of the arguments, an object schema
     placeholder: bool = False

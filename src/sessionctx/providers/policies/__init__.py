@@ -22,6 +22,7 @@ from sessionctx.changes import Source
 from sessionctx.messages import Message
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.document_limits import limit_documents
+from sessionctx.providers.policies.ids import RAW_ARGUMENTS_KEY, repair_arguments
 from sessionctx.providers.policies.image_limits import (
     IMAGE_DOWNSCALED,
     IMAGE_OMITTED,
@@ -44,9 +45,7 @@ from sessionctx.providers.policies.reading import (
     DUPLICATE_ID_RENAMED,
     ID_REWRITTEN,
     NAME_REWRITTEN,
-    RAW_ARGUMENTS_KEY,
     Reader,
-    repair_arguments,
 )
 from sessionctx.providers.policies.reasoning import (
     CALL_SIGNATURE_ADDED,
