@@ -78,25 +78,35 @@ def _gather(name: str, make: Callable[..., object], keys: tuple[str, ...],
     return decorate
 
 
+# Options more than one command takes, each declared once.
+from_option = click.option(
+    "--from", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+    help="The format of PATH: auto detects it; native is sessionctx's own records; the "
+         "others are agents' histories.")
+store_option = click.option(
+    "--store", "store_url", metavar="URL", type=TEXT,
+    help="Store URL (sqlite:///file.db, jsonl:///dir, postgresql://...); default "
+         "$SESSIONCTX_STORE or the user's sessions.db.")
+note_unpaired_option = click.option(
+    "--note-unpaired", is_flag=True,
+    help="After a message that lost an unanswered call, tell the model in a user message that "
+         "the call was interrupted and its outcome is unknown.")
+
+
 def source_options(*, appends: bool = False) -> Decorator:
     """PATH, or --store/--session; and unless the command appends to the session (which needs
     a native JSONL file), --from and --leaf."""
     options: list[Decorator] = []
     if not appends:
         options += [
-            click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto",
-                         show_default=True,
-                         help="The format of PATH: auto detects it; native is sessionctx's own "
-                              "records; the others are agents' histories."),
+            from_option,
             click.option("--leaf", metavar="ID", type=TEXT,
                          help="For tree-shaped sessions (pi): the entry whose branch to read "
                               "(default: the last entry).")]
     options += [
         click.option("--session", "session", metavar="ID", type=TEXT,
                      help="Read session ID from the store instead of PATH."),
-        click.option("--store", "store_url", metavar="URL", type=TEXT,
-                     help="Store URL (sqlite:///file.db, jsonl:///dir, postgresql://...); "
-                          "default $SESSIONCTX_STORE or the user's sessions.db."),
+        store_option,
         click.argument("path", required=False)]
     return _gather("source", SessionSource, ("path", "store_url", "session", "fmt", "leaf"),
                    options)
@@ -110,9 +120,7 @@ def _build_options(browser_tool: tuple[str, ...], keep_screenshots: int,
 
 build_options = _gather(
     "options", _build_options, ("browser_tool", "keep_screenshots", "note_unpaired"), [
-        click.option("--note-unpaired", is_flag=True,
-                     help="After a message that lost an unpaired call, tell the model the call "
-                          "was interrupted and its outcome is unknown."),
+        note_unpaired_option,
         click.option("--keep-screenshots", type=click.IntRange(min=0), default=1,
                      show_default=True, metavar="N",
                      help="How many of the latest browser results with images keep them."),
