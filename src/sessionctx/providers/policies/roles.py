@@ -55,16 +55,23 @@ def merge_roles(prep: Prepared) -> None:
     and reasoning that would no longer come first is dropped."""
     out: list[Turn] = []
     # A run of one role is joined into one new list, extended in place, and whether the last
-    # turn holds a call is known as it grows: a long run costs its length, not its square.
+    # turn holds a call is asked once and kept as it grows: a long run costs its length, not
+    # its square.
     joined: list[Block] | None = None
-    calls = False
+    calls: bool | None = None  # whether the last turn holds a call; None: not asked yet
     for turn in prep.turns:
         role, blocks, index = turn
         prev = out[-1] if out else None
-        if prev is None or prev[0] != role or role == "system" or has(blocks, RESULT) or calls:
+        joins = False
+        if prev is not None and prev[0] == role and role != "system" and \
+                not has(blocks, RESULT):
+            if calls is None:
+                calls = has(prev[1], "toolCall")
+            joins = not calls
+        if prev is None or not joins:
             out.append(turn)
             joined = None
-            calls = has(blocks, "toolCall")
+            calls = None
             continue
         thinking = sum(1 for b in blocks if b["type"] == "thinking")
         if thinking and (not prev[1] or prev[1][0]["type"] != "thinking"):
