@@ -131,25 +131,28 @@ build_options = _gather(
 
 
 class RequestSpec(msgspec.Struct, frozen=True):
-    """The provider request a command builds from the context."""
+    """The provider request a command builds from the context: where it goes, and the
+    library's own request options as they are."""
 
     provider: str
     model: str | None
     system: str | None
-    thinking_as_text: bool
-    tools: tuple[Tool, ...] | None = None  # from --tools FILE
-    tool_choice: str | None = None
-    tools_as_text: bool = False
-    placeholder_tools: bool = False
-    thinking: bool | None = None  # --thinking on|off
-    prefill: str | None = None
+    build: BuildRequestOptions
 
     def options(self) -> BuildRequestOptions:
-        from sessionctx.providers import BuildRequestOptions
+        return self.build
 
-        return BuildRequestOptions(self.thinking_as_text, self.tools, self.tool_choice,
-                                   self.tools_as_text, self.placeholder_tools, self.thinking,
-                                   self.prefill)
+    @property
+    def tools(self) -> tuple[Tool, ...] | None:  # from --tools FILE
+        return self.build.tools
+
+    @property
+    def thinking(self) -> bool | None:  # --thinking on|off
+        return self.build.thinking
+
+    @property
+    def prefill(self) -> str | None:
+        return self.build.prefill
 
 
 def _request_spec(provider: str | None, model: str | None, system_prompt: str | None,
@@ -166,10 +169,12 @@ def _request_spec(provider: str | None, model: str | None, system_prompt: str | 
     if tools_as_text and (tools_file or placeholder_tools or tool_choice):
         raise click.UsageError("--tools-as-text sends no tool blocks, so it takes no --tools, "
                                "--tool-choice or --placeholder-tools")
-    return RequestSpec(provider, model, system_prompt, thinking_as_text,
-                       _load_tools(tools_file) if tools_file else None, tool_choice,
-                       tools_as_text, placeholder_tools,
-                       None if thinking is None else thinking == "on", prefill)
+    from sessionctx.providers import BuildRequestOptions
+
+    return RequestSpec(provider, model, system_prompt, BuildRequestOptions(
+        thinking_as_text, _load_tools(tools_file) if tools_file else None, tool_choice,
+        tools_as_text, placeholder_tools, None if thinking is None else thinking == "on",
+        prefill))
 
 
 def _load_tools(path: str) -> tuple[Tool, ...]:
