@@ -689,7 +689,7 @@ def test_pairing_speaks_one_vocabulary_from_the_fold_to_the_provider_step():
 
     # the same broken history through the provider step alone names each drop with the kind
     # the fold's kind maps to, and the fold's own context leaves the provider step nothing
-    msgs = [{"role": "user", "content": "go"},
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"},
             {"role": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "x",
                                                "arguments": {}}]},
             {"role": "toolResult", "toolCallId": "b", "content": "orphan"},

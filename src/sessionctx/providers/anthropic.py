@@ -351,4 +351,4 @@ def finish(body: dict[str, Any], prep: Prepared, cap: Capability) -> None:
 
 PROVIDER = Provider("anthropic", "claude-opus-4-8", ROWS, render, validate, render_tools,
                     tool_violations, needs_definitions=needs_definitions, finish=finish,
-                    settings_violations=settings_violations)
+                    settings_violations=settings_violations, maker="Anthropic")

@@ -217,4 +217,4 @@ def tool_violations(body: dict[str, Any]) -> list[Violation]:
 
 
 PROVIDER = Provider("gemini", "gemini-3-pro", ROWS, render, validate, render_tools,
-                    tool_violations)
+                    tool_violations, maker="Google")

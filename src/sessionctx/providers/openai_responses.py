@@ -273,4 +273,4 @@ def tool_violations(body: dict[str, Any]) -> list[Violation]:
 
 
 PROVIDER = Provider("openai-responses", "gpt-5.1", ROWS, render, validate, render_tools,
-                    tool_violations)
+                    tool_violations, maker="OpenAI")

@@ -9,10 +9,12 @@ nothing else in sessionctx tests a provider's name. How to add one: docs/archite
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sessionctx.errors import BadArgument
 from sessionctx.providers.capabilities import Capability
 
 if TYPE_CHECKING:
@@ -23,6 +25,13 @@ if TYPE_CHECKING:
 Body = dict[str, Any]
 # The tool choice modes every provider is asked in (its own spelling is the provider's).
 CHOICES = ("auto", "any", "required", "none")
+
+
+# A model name's own prefix -> the maker whose models go by it. A provider serves by that name
+# only its own maker's models (Bedrock names every model by its maker: anthropic.claude-...).
+MAKERS = ((re.compile(r"^claude-"), "Anthropic"),
+          (re.compile(r"^(?:gpt-|o[1-9]\b|o[1-9]-|chatgpt-)"), "OpenAI"),
+          (re.compile(r"^gemini-"), "Google"))
 
 
 def _never(body: Body) -> bool:
@@ -65,11 +74,20 @@ class Provider:
     # the part of a model id the rows' families are matched on (Bedrock: without the region of
     # an inference profile)
     model_family: Callable[[str], str] = _as_is
+    # the maker (of MAKERS) whose model names it serves as they are; a model of another maker
+    # is refused, as its request would be built by the wrong rules
+    maker: str | None = None
 
     def capability(self, model: str | None = None) -> tuple[Capability, str]:
         """The row for `model` (the default model when None): the longest family that is a
         prefix of it, else the default row; and the model used."""
         chosen = model or self.default_model
+        for pattern, maker in MAKERS:
+            if pattern.match(chosen) and maker != self.maker:
+                article = "an" if maker[0] in "AEIOU" else "a"
+                raise BadArgument(f"{chosen!r} is {article} {maker} model, which {self.name} "
+                                  f"does not serve by that name (its default: "
+                                  f"{self.default_model})")
         family = self.model_family(chosen)
         best = self.rows[0]
         for row in self.rows[1:]:
