@@ -50,7 +50,7 @@ def test_the_store_group_runs_the_same_commands_as_the_old_names(tmp_path: Path)
     url = f"sqlite:///{tmp_path}/s.db"
     run = CliRunner().invoke
     got = run(main, ["store", "import", str(source), "--session", "big", "--store", url])
-    assert got.exit_code == 0 and "imported 1019 record(s)" in got.output
+    assert got.exit_code == 0 and "imported 1019 records" in got.output
     listed = run(main, ["store", "sessions", "--store", url, "--json"]).output
     assert listed == run(main, ["sessions", "--store", url, "--json"]).output
     assert json.loads(listed)["sessions"][0]["records"] == 1019
