@@ -316,17 +316,11 @@ def tool_violations(body: dict[str, Any]) -> list[Violation]:
         out.append(tools.undefined_violation("anthropic", "tools", "Requests which include "
                                              "tool_use or tool_result blocks must define "
                                              "tools."))
-    entries = tools.listed(body)
-    if entries is None:
-        return out
-    if isinstance(entries, Violation):
-        return [entries]
-    found = [(path, t.get("name"), t.get("input_schema"))
-             for path, t in tools.objects(entries, out)]
-    choice = body.get("tool_choice")
-    chosen = [choice.get("name")] if isinstance(choice, dict) and \
-        choice.get("type") in ("tool", "function") else []
-    return out + tools.check_definitions(found, chosen)
+    return tools.checked(body, _found, tools.named_choice(body), out)
+
+
+def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
+    return [(path, t.get("name"), t.get("input_schema")) for path, t in tools.objects(entries, out)]
 
 
 def _kind(block: Any) -> str | None:

@@ -196,12 +196,11 @@ def _choice(choice: str) -> dict[str, Any]:
 
 
 def tool_violations(body: dict[str, Any]) -> list[Violation]:
-    out: list[Violation] = []
-    entries = tools.listed(body)
-    if entries is None:
-        return out
-    if isinstance(entries, Violation):
-        return [entries]
+    config = body.get("toolConfig", {}).get("functionCallingConfig", {})
+    return tools.checked(body, _found, list(config.get("allowedFunctionNames") or []), [])
+
+
+def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
     declared = [(f"{path}.functionDeclarations[{j}]", d) for path, t in entries
                 if isinstance(t, dict) for j, d in enumerate(t.get("functionDeclarations") or [])]
     found = []
@@ -212,8 +211,7 @@ def tool_violations(body: dict[str, Any]) -> list[Violation]:
         if isinstance(schema, dict) and str(schema.get("type")).lower() == "object":
             schema = {**schema, "type": "object"}
         found.append((path, d.get("name"), schema))
-    config = body.get("toolConfig", {}).get("functionCallingConfig", {})
-    return out + tools.check_definitions(found, list(config.get("allowedFunctionNames") or []))
+    return found
 
 
 PROVIDER = Provider("gemini", "gemini-3-pro", ROWS, render, validate, render_tools,

@@ -227,12 +227,10 @@ def render_tools(defined: list[tools.Tool], choice: str | None) -> dict[str, Any
 
 
 def tool_violations(body: dict[str, Any]) -> list[Violation]:
-    out: list[Violation] = []
-    entries = tools.listed(body)
-    if entries is None:
-        return out
-    if isinstance(entries, Violation):
-        return [entries]
+    return tools.checked(body, _found, tools.named_choice(body, nested=True), [])
+
+
+def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
     found = []
     for path, t in tools.objects(entries, out):
         if t.get("type") != "function" or not isinstance(t.get("function"), dict):
@@ -240,10 +238,7 @@ def tool_violations(body: dict[str, Any]) -> list[Violation]:
             continue
         found.append((f"{path}.function", t["function"].get("name"),
                       t["function"].get("parameters")))
-    choice = body.get("tool_choice")
-    chosen = [choice.get("function", {}).get("name")] if isinstance(choice, dict) and \
-        choice.get("type") in ("tool", "function") else []
-    return out + tools.check_definitions(found, chosen)
+    return found
 
 
 PROVIDER = Provider("openai-chat", "gpt-5.1", ROWS, render, validate, render_tools,

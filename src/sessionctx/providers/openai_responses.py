@@ -258,18 +258,11 @@ def render_tools(defined: list[tools.Tool], choice: str | None) -> dict[str, Any
 
 
 def tool_violations(body: dict[str, Any]) -> list[Violation]:
-    out: list[Violation] = []
-    entries = tools.listed(body)
-    if entries is None:
-        return out
-    if isinstance(entries, Violation):
-        return [entries]
-    found = [(path, t.get("name"), t.get("parameters"))
-             for path, t in tools.objects(entries, out)]
-    choice = body.get("tool_choice")
-    chosen = [choice.get("name")] if isinstance(choice, dict) and \
-        choice.get("type") in ("tool", "function") else []
-    return out + tools.check_definitions(found, chosen)
+    return tools.checked(body, _found, tools.named_choice(body), [])
+
+
+def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
+    return [(path, t.get("name"), t.get("parameters")) for path, t in tools.objects(entries, out)]
 
 
 PROVIDER = Provider("openai-responses", "gpt-5.1", ROWS, render, validate, render_tools,

@@ -12,6 +12,7 @@ shares are here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -272,6 +273,30 @@ def listed(body: Body, key: str = "tools") -> list[tuple[str, Any]] | Violation 
     if not isinstance(found, list):
         return Violation(key, f"{key} must be a list")
     return [(f"{key}[{i}]", t) for i, t in enumerate(found)]
+
+
+def checked(body: Body, found_of: Callable[[list[tuple[str, Any]], list[Violation]],
+                                           list[tuple[str, Any, Any]]],
+            chosen: list[Any], out: list[Violation], key: str = "tools") -> list[Violation]:
+    """`out` and the shared rules' violations of the body's list of definitions under `key`:
+    `found_of` reads (path, name, schema) of each entry, saying in `out` what is no
+    definition; `chosen` are the names the tool choice names."""
+    entries = listed(body, key)
+    if entries is None:
+        return out
+    if isinstance(entries, Violation):
+        return [entries]
+    found = found_of(entries, out)
+    return out + check_definitions(found, chosen)
+
+
+def named_choice(body: Body, nested: bool = False) -> list[Any]:
+    """The tool name a `tool_choice` of type tool or function names (Chat nests it under
+    `function`)."""
+    choice = body.get("tool_choice")
+    if not isinstance(choice, dict) or choice.get("type") not in ("tool", "function"):
+        return []
+    return [choice.get("function", {}).get("name") if nested else choice.get("name")]
 
 
 def objects(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any]]:
