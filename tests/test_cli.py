@@ -76,7 +76,7 @@ def test_a_plain_build_imports_no_provider_importer_store_or_compaction_module()
     assert "sessionctx.context" in out and "sessionctx.records" in out
     unused = [m for m in out if m.startswith(("sessionctx.store", "sessionctx.compaction",
                                               "sessionctx.providers.", "sessionctx.formats."))
-              and m not in ("sessionctx.providers.names", "sessionctx.formats.common",
+              and m not in ("sessionctx.providers.registry", "sessionctx.formats.common",
                             "sessionctx.formats.detect", "sessionctx.formats.registry",
                             "sessionctx.formats.native.read")
               and not (m.startswith("sessionctx.formats.") and (

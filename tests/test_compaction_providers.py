@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-
+from sessionctx import providers
 from sessionctx.compaction.checkpoint import compact
 from sessionctx.compaction.target import FileTarget
 from sessionctx.context import build_context
 from sessionctx.records import read_path
 from tests.conftest import FIXTURES
 from tests.test_compaction_checkpoint import summarizer, write_summarizer
-
-providers = pytest.importorskip("sessionctx.providers")
 
 
 def test_compacted_large_fixture_passes_every_provider_validator(tmp_path) -> None:

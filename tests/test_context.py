@@ -1,4 +1,4 @@
-"""The fold: every rule of design.md's 'Building the context', one test each."""
+"""The fold: every rule of docs/architecture.md's 'Building the context', one test each."""
 
 from __future__ import annotations
 
@@ -8,13 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionctx.changes import ChangeKind, Source
-from sessionctx.context import (
-    BuildOptions,
-    ContextBuilder,
-    build_context,
-    display_messages,
-    render_local_command,
-)
+from sessionctx.context import BuildOptions, ContextBuilder, build_context
+from sessionctx.display import display_messages, render_local_command
 from sessionctx.records import make_record
 from sessionctx.screenshots import OMITTED_NOTE
 from tests.conftest import assistant, call, image, recs, result, text, user
@@ -157,6 +152,19 @@ def test_checkpoint_replaces_what_came_before():
     applied = [c for c in ctx.changes if c.kind == ChangeKind.CHECKPOINT_APPLIED]
     assert applied and applied[0].detail["replaced_messages"] == 2
     assert ctx.sources[1].part == 1 and ctx.sources[1].index == 2
+
+
+def test_a_checkpoint_starts_the_change_log_afresh():
+    # What the checkpoint replaced is not reported: the context starts at the checkpoint, as
+    # a store's context does (it is read from the latest valid checkpoint on).
+    before = [result("gone", "orphan before"), {"role": 7}, user("old")]
+    after = [result("gone2", "orphan after"), user("new")]
+    ctx = build_context(recs(*before, checkpoint(user("summary")), *after))
+    assert [c.kind for c in ctx.changes] == [ChangeKind.CHECKPOINT_APPLIED,
+                                             ChangeKind.DROPPED_ORPHAN_RESULT]
+    assert ctx.changes[1].record is not None and ctx.changes[1].record.index == 4
+    whole = build_context(recs(*before, *after))
+    assert ChangeKind.SKIPPED_INVALID in [c.kind for c in whole.changes]
 
 
 def test_two_checkpoints_in_a_row_the_last_wins():

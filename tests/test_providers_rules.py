@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from sessionctx.changes import ChangeKind
 from sessionctx.context import build_context
 from sessionctx.providers import (
     PROVIDERS,
@@ -681,3 +682,22 @@ def test_an_id_or_name_ending_in_a_newline_does_not_fit_a_pattern(provider: str)
         naive = naive_errors(provider, user("go"), assistant(call("c1\n", "run\n")),
                              result("c1\n", "ok", name="run\n"), user("next"))
         assert naive, "the validator let the stored id and name through"
+
+
+def test_pairing_speaks_one_vocabulary_from_the_fold_to_the_provider_step():
+    from sessionctx.pairing import PROVIDER_STEP_KIND
+
+    # the same broken history through the provider step alone names each drop with the kind
+    # the fold's kind maps to, and the fold's own context leaves the provider step nothing
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "x",
+                                               "arguments": {}}]},
+            {"role": "toolResult", "toolCallId": "b", "content": "orphan"},
+            {"role": "user", "content": "next"}]
+    alone = {c.kind for c in build_from_messages(msgs, None, "anthropic").changes}
+    folded = build_context(recs(*msgs))
+    core = {c.kind for c in folded.changes}
+    assert {ChangeKind.DROPPED_UNPAIRED_CALL, ChangeKind.DROPPED_ORPHAN_RESULT} <= core
+    assert {PROVIDER_STEP_KIND[k] for k in core if k in PROVIDER_STEP_KIND} <= alone
+    after = {c.kind for c in build_request(folded, "anthropic").changes}
+    assert not after & set(PROVIDER_STEP_KIND.values())

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionctx import records as r
+from sessionctx import validity
 from sessionctx.records import read_bytes, read_path, select_branch
 
 
@@ -207,7 +208,7 @@ _BLOCKS = st.one_of(
 def test_message_problem_reads_common_content_inline_with_the_same_verdict(
         role: str, content: Any) -> None:
     message = {"role": role, "content": content}
-    full = r._content_problem(content, role == "assistant", "content", True)
+    full = validity.content_problem(content, role == "assistant", "content", True)
     assert r.message_problem(message) == full
 
 

@@ -43,3 +43,27 @@ def test_errors_exit_2(tmp_path: Path) -> None:
     bad = run(main, ["sessions", "--store", f"sqlite:///{tmp_path}/junk.db"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
     assert run(main, ["build"]).exit_code == 2
+
+
+def test_the_store_group_runs_the_same_commands_as_the_old_names(tmp_path: Path) -> None:
+    source = FIXTURES / "pi" / "large-session.jsonl"
+    url = f"sqlite:///{tmp_path}/s.db"
+    run = CliRunner().invoke
+    got = run(main, ["store", "import", str(source), "--session", "big", "--store", url])
+    assert got.exit_code == 0 and "imported 1019 records" in got.output
+    listed = run(main, ["store", "sessions", "--store", url, "--json"]).output
+    assert listed == run(main, ["sessions", "--store", url, "--json"]).output
+    assert json.loads(listed)["sessions"][0]["records"] == 1019
+    out = tmp_path / "o.jsonl"
+    assert run(main, ["store", "export", "big", "-o", str(out), "--store", url]).exit_code == 0
+    assert out.read_bytes().count(b"\n") == 1019
+    assert {"sessions", "import", "export"} <= set(main.commands)  # the old names stay
+
+
+def test_repair_reads_its_session_as_every_command_does(tmp_path: Path) -> None:
+    run = CliRunner().invoke
+    both = run(main, ["repair", str(FIXTURES / "pi" / "large-session.jsonl"), "--session", "s",
+                      "--dry-run"])
+    assert both.exit_code == 2 and "not both" in both.output
+    bare = run(main, ["repair", "--store", f"sqlite:///{tmp_path}/s.db"])
+    assert bare.exit_code == 2 and "--store needs --session" in bare.output

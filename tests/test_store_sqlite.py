@@ -223,4 +223,12 @@ def test_unknown_url() -> None:
 
 def test_open_store_is_exported(url: str) -> None:
     import sessionctx
-    sessionctx.open_store(url).close()
+    from sessionctx.store.sqlite import SqliteStore
+
+    store = sessionctx.open_store(url)
+    try:
+        assert isinstance(store, SqliteStore)
+        store.append_many("s", [{"role": "user", "content": "hi"}])
+        assert [r.data for r in store.records("s")] == [{"role": "user", "content": "hi"}]
+    finally:
+        store.close()

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 
-class Source(msgspec.Struct, gc=False):
+class Source(msgspec.Struct, frozen=True, gc=False):
     """Where a record came from: a line of a file, an element of a JSON array, or a store seq.
     Not tracked by the cycle collector (it holds only numbers and text): one is kept for every
     record, so the collector's header would cost a sixth of it.
@@ -36,6 +36,19 @@ class Source(msgspec.Struct, gc=False):
     def key(self) -> tuple[int | None, int | None, int | None]:
         """What names the record: its line, array index or store seq."""
         return (self.line, self.index, self.seq)
+
+    def position(self) -> int:
+        """Where the record stands in its session: its store seq, file line or array index
+        (0 when it has none)."""
+        for value in (self.seq, self.line, self.index):
+            if value is not None:
+                return value
+        return 0
+
+    def order(self) -> tuple[int, int]:
+        """The one order of sources: by position, then a record before the messages inside
+        it (its parts, in order)."""
+        return (self.position(), self.part if self.part is not None else -1)
 
     def of_block(self, i: int) -> Source:
         """Where content block `i` of this record's message came from."""
@@ -187,7 +200,14 @@ NO_DETAIL: dict[str, Any] = {}
 (a file of skipped records makes a change per record). Nothing modifies a change's detail."""
 
 
-class Change(msgspec.Struct, gc=False):
+def change_order(change: Change) -> tuple[int, int]:
+    """The one order of changes, used wherever changes are merged or sorted: by where their
+    record is (`Source.order`); a change about no record first."""
+    src = change.record
+    return (-1, -1) if src is None else src.order()
+
+
+class Change(msgspec.Struct, frozen=True, gc=False):
     """One change to what reaches the model. A struct, not a dataclass: a repair-heavy history
     makes them by the thousand, and a struct costs half as much to make and is never scanned by
     the cycle collector (a change holds no cycle). Nothing modifies one."""

@@ -1,4 +1,4 @@
-"""The fold from stored records to the model's context, and the display a person sees.
+"""The fold from stored records to the model's context (the display a person sees: display.py).
 
 `ContextBuilder` takes one record at a time at a cost that does not grow with the session;
 `build_context` is the same builder run over a whole list, so batch and incremental builds are
@@ -14,7 +14,10 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.changes import Change, ChangeKind, Source, change_order
+from sessionctx.display import carry_timestamp, render_local_command
+from sessionctx.display import display_messages as display_messages  # the names readers import
+from sessionctx.display import is_displayed as is_displayed
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import (
     RESULT_ROLES,
@@ -23,7 +26,6 @@ from sessionctx.messages import (
     has_substance,
     is_result,
     result_id,
-    text_of,
     user_text,
     without_calls,
 )
@@ -138,6 +140,10 @@ class ContextBuilder:
     # -- record kinds ---------------------------------------------------------------------
 
     def _apply_checkpoint(self, record: Record) -> None:
+        """A valid checkpoint replaces everything built before it, its change log included:
+        the context starts at the checkpoint, as a store's context does (read from the latest
+        valid checkpoint on), so `check` reports what the checkpoint left, not what it
+        replaced. A malformed one is reported and changes nothing."""
         if record.problem is not None:
             self._log.append(Change(ChangeKind.CHECKPOINT_INVALID,
                                      f"ignored a malformed checkpoint: {record.problem}",
@@ -166,7 +172,7 @@ class ContextBuilder:
                                      f"local command skipped: {why}", source))
             return
         message = user_text(render_local_command(view))
-        _carry_timestamp(view, message)
+        carry_timestamp(view, message)
         slot = self._push(message, source)
         self._log_at_slot(Change(ChangeKind.LOCAL_COMMAND_RENDERED,
                                  "local command given to the model as user text", source, slot))
@@ -182,7 +188,7 @@ class ContextBuilder:
             self._log.append(Change(ChangeKind.EXTENSION_MESSAGE_EMPTY,
                                      "extension message has no content to send", source))
             return
-        _carry_timestamp(view, message)
+        carry_timestamp(view, message)
         slot = self._push(message, source)
         hidden = " (hidden from display, still sent)" if view.get("display") is False else ""
         self._log_at_slot(Change(ChangeKind.EXTENSION_MESSAGE_CONVERTED,
@@ -350,51 +356,6 @@ def nothing_sent(records: list[Record], ctx: Context) -> str | None:
            "gives it a message"
 
 
-def is_displayed(record: Record) -> bool:
-    """Whether a chat UI shows this record: chat, local commands, summaries, and extension
-    messages unless `display` is false."""
-    if record.kind == EXTENSION_MESSAGE:
-        return record.view.get("display") is not False
-    return record.kind in (MESSAGE, LOCAL_COMMAND, SUMMARY)
-
-
-def display_messages(records: Iterable[Record]) -> list[Message]:
-    """What a chat UI shows: the whole history, no pairing or checkpoint applied; extension
-    messages with `display: false` hidden."""
-    out: list[Message] = []
-    for record in records:
-        if not is_displayed(record):
-            continue
-        view = record.view
-        if record.kind != EXTENSION_MESSAGE:
-            out.append(view)
-        else:
-            content = view.get("content")
-            message: Message = {"role": "user", "content": content if content is not None
-                                else ""}
-            if "customType" in view:
-                message["customType"] = view["customType"]
-            _carry_timestamp(view, message)
-            out.append(message)
-    return out
-
-
-def render_local_command(view: dict[str, Any]) -> str:
-    """The text a local command becomes: command, exit code (and signal), output."""
-    code = view.get("exitCode")
-    status = f"exit={code if isinstance(code, int) and not isinstance(code, bool) else '?'}"
-    signal = view.get("signal")
-    if signal not in (None, ""):
-        status += f" signal={signal}"
-    output = text_of(view.get("output")).strip()
-    lines = ["<local_shell>", f"$ {str(view.get('command', '')).strip()}", status]
-    lines.extend(["output:", output] if output else ["output: (empty)"])
-    if view.get("truncated") is True:
-        lines.append("[output truncated]")
-    lines.append("</local_shell>")
-    return "\n".join(lines)
-
-
 _SKIP_REASONS = {
     CONTEXT: (ChangeKind.SKIPPED_CONTEXT_ROW, "context rows never reach the model"),
     EXTENSION_STATE: (ChangeKind.SKIPPED_EXTENSION_STATE,
@@ -422,11 +383,6 @@ def _skip(record: Record) -> Change:
                                                       "skipped"), record.source)
 
 
-def _carry_timestamp(view: dict[str, Any], message: Message) -> None:
-    if "timestamp" in view:
-        message["timestamp"] = view["timestamp"]
-
-
 def _interrupted_note(lost: list[OpenCall]) -> str:
     return interrupted_note([(c.call.name, c.call.id) for c in lost])
 
@@ -444,31 +400,22 @@ def _in_order(logged: list[Change], assembled: list[Change]) -> list[Change]:
     if not assembled:
         out = logged
     elif _is_ordered(logged) and _is_ordered(assembled):
-        out = list(heapq.merge(logged, assembled, key=_change_order))
+        out = list(heapq.merge(logged, assembled, key=change_order))
         logged.clear()
         return out
     else:
         out = logged
         out.extend(assembled)
     if not _is_ordered(out):
-        out.sort(key=_change_order)
+        out.sort(key=change_order)
     return out
 
 
 def _is_ordered(changes: list[Change]) -> bool:
     previous = (-1, -1)
     for change in changes:
-        key = _change_order(change)
+        key = change_order(change)
         if key < previous:
             return False
         previous = key
     return True
-
-
-def _change_order(change: Change) -> tuple[int, int]:
-    src = change.record
-    if src is None:
-        return (0, 0)
-    pos = src.seq if src.seq is not None else src.line if src.line is not None else (
-        src.index if src.index is not None else 0)
-    return (pos, src.part if src.part is not None else -1)

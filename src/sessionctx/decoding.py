@@ -22,6 +22,8 @@ from typing import Any
 
 import msgspec
 
+from sessionctx.errors import SessionctxError
+
 MAX_DEPTH = 256
 """How deeply arrays and objects may nest in one record (or one argument text)."""
 
@@ -37,7 +39,7 @@ _LONE_SURROGATE = re.compile(
     rb"\\u[dD][cCdDeEfF][0-9a-fA-F]{2}|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])")
 
 
-class Malformed(ValueError):
+class Malformed(SessionctxError, ValueError):
     """A JSON text that cannot be read; the message says what is wrong with it."""
 
     def __init__(self, reason: str, *, nonfinite: bool = False) -> None:

@@ -16,6 +16,17 @@ import msgspec
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import Call
 
+# The one vocabulary of pairing, core to provider step. The fold (this module) pairs a
+# session's records; the provider step pairs again the turns it places, as the messages it is
+# given need not come from the fold (`build_from_messages`, `naive_request`), and names what it
+# drops with its own kinds, for the step that dropped it. A call or result the fold kept is
+# never dropped again by the provider step on a context the fold built.
+PROVIDER_STEP_KIND = {
+    ChangeKind.DROPPED_UNPAIRED_CALL: ChangeKind.CALL_WITHOUT_RESULT,
+    ChangeKind.DROPPED_ORPHAN_RESULT: ChangeKind.RESULT_WITHOUT_CALL,
+    ChangeKind.DROPPED_DUPLICATE_RESULT: ChangeKind.RESULT_WITHOUT_CALL,
+}
+
 
 class OpenCall(msgspec.Struct):
     slot: int

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.changes import Change, ChangeKind, Source, change_order
 from sessionctx.context import BuildOptions, Context, ContextBuilder, PendingCall, build_context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message, text_of
@@ -80,7 +80,7 @@ class Folded:
     def changes(self) -> list[Change]:
         if not self.dropped:
             return self.context.changes
-        return sorted(self.dropped + self.context.changes, key=_order)
+        return sorted(self.dropped + self.context.changes, key=change_order)
 
     def groups(self) -> Iterator[Group]:
         """The context's messages grouped by the framework message they came from, in order."""
@@ -126,13 +126,6 @@ def rebuild(messages: Sequence[T], folded: Folded, make_note: Callable[[str], T]
         else:
             out.append(make_changed(messages[group.index], group.parts))
     return out
-
-
-def _order(change: Change) -> tuple[int, int]:
-    src = change.record
-    if src is None:
-        return (-1, -1)
-    return (src.index if src.index is not None else -1, src.part if src.part is not None else -1)
 
 
 class IncrementalFold:

@@ -42,7 +42,6 @@ from sessionctx.changes import Change
 from sessionctx.context import BuildOptions
 from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.messages import Message, calls
-from sessionctx.providers.names import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
 from sessionctx.providers.request import validate
 from sessionctx.providers.wire import repair_request
 from sessionctx.screenshots import OMITTED_NOTE
@@ -51,6 +50,8 @@ __all__ = ["SessionctxLogger"]
 
 _LOG = logging.getLogger("sessionctx.adapters.litellm")
 _ITEM = "_item"  # a native image block's index in its message's content parts
+# the registry's names of the APIs whose calls this adapter repairs
+ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES = "anthropic", "openai-chat", "openai-responses"
 _ANTHROPIC_CALLS = frozenset({"anthropic_messages", "aanthropic_messages"})
 _RESPONSES_CALLS = frozenset({"responses", "aresponses"})
 # the keys of a request that bear on whether its history is valid, besides the history

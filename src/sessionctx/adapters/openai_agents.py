@@ -49,7 +49,7 @@ from sessionctx.adapters.fold import (
     Reporter,
     stored_context,
 )
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, Source, change_order
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
 from sessionctx.providers import build_from_messages
@@ -116,7 +116,8 @@ class SessionctxSession:
         context, by_seq, last = stored_context(self.store, self.session_id, self._options)
         originals = _Originals(by_seq)
         items, _, dropped = ri.items_of(context, originals)
-        changes = sorted(context.changes + dropped, key=_order) if dropped else context.changes
+        changes = sorted(context.changes + dropped, key=change_order) if dropped else \
+            context.changes
         return items, last, changes
 
     def _pop(self) -> ri.Item | None:
@@ -211,13 +212,6 @@ def _checkpoint(items: list[ri.Item], last: int, why: str, popped: ri.Item | Non
     if popped is not None:
         out["popped"] = popped
     return out
-
-
-def _order(change: Change) -> tuple[int, int]:
-    src = change.record
-    if src is None:
-        return (-1, -1)
-    return (src.seq or 0, src.part if src.part is not None else -1)
 
 
 class RepairModelInput:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
+from sessionctx.errors import BadArgument
 from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.formats.openai_responses.items import (
     OUTPUTS,
@@ -32,6 +33,10 @@ FORMAT = "openai-responses"
 _ITEM = "_item"  # a native image block's index in its output's parts
 
 
+class NotAnItem(BadArgument, TypeError):
+    """A value handed to an adapter that is neither an item nor an SDK item model."""
+
+
 def as_item(item: Any) -> Item:
     """An item as a plain dict: the SDK's pydantic items are dumped as the API would see them."""
     if isinstance(item, dict):
@@ -41,7 +46,7 @@ def as_item(item: Any) -> Item:
         dumped = dump(mode="json", exclude_unset=True)
         if isinstance(dumped, dict):
             return dumped
-    raise TypeError(f"not a Responses input item: {type(item).__name__}")
+    raise NotAnItem(f"not a Responses input item: {type(item).__name__}")
 
 
 def to_message(item: Item) -> Message:

@@ -81,7 +81,8 @@ def read_file(path: str, fmt: str = "auto") -> ReadResult:
     return result
 
 
-def _check(source: SessionSource) -> None:
+def check_source(source: SessionSource) -> None:
+    """PATH or a store's session, not both, and --store only with --session."""
     from_store = source.session is not None or source.store_url is not None
     if source.path is not None and from_store:
         raise click.UsageError("give either PATH or --store/--session, not both")
@@ -104,7 +105,7 @@ def _store_records(source: SessionSource) -> list[Record]:
 
 def load(source: SessionSource) -> Loaded:
     """The records of `source` on its selected branch (store records are named by seq)."""
-    _check(source)
+    check_source(source)
     if source.path is not None:
         result = read_file(source.path, source.fmt)
         records, problems, label = result.records, result.problems, source.path
@@ -125,7 +126,7 @@ def load(source: SessionSource) -> Loaded:
 def open_target(source: SessionSource) -> Target:
     """Where a command that appends writes: the JSONL file at PATH, or the store's session
     (the store is closed when the command ends)."""
-    _check(source)
+    check_source(source)
     if source.session is not None:
         from sessionctx.compaction.store_target import StoreTarget
         from sessionctx.store import open_store

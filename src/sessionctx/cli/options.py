@@ -78,25 +78,35 @@ def _gather(name: str, make: Callable[..., object], keys: tuple[str, ...],
     return decorate
 
 
+# Options more than one command takes, each declared once.
+from_option = click.option(
+    "--from", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+    help="The format of PATH: auto detects it; native is sessionctx's own records; the "
+         "others are agents' histories.")
+store_option = click.option(
+    "--store", "store_url", metavar="URL", type=TEXT,
+    help="Store URL (sqlite:///file.db, jsonl:///dir, postgresql://...); default "
+         "$SESSIONCTX_STORE or the user's sessions.db.")
+note_unpaired_option = click.option(
+    "--note-unpaired", is_flag=True,
+    help="After a message that lost an unanswered call, tell the model in a user message that "
+         "the call was interrupted and its outcome is unknown.")
+
+
 def source_options(*, appends: bool = False) -> Decorator:
     """PATH, or --store/--session; and unless the command appends to the session (which needs
     a native JSONL file), --from and --leaf."""
     options: list[Decorator] = []
     if not appends:
         options += [
-            click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto",
-                         show_default=True,
-                         help="The format of PATH: auto detects it; native is sessionctx's own "
-                              "records; the others are agents' histories."),
+            from_option,
             click.option("--leaf", metavar="ID", type=TEXT,
                          help="For tree-shaped sessions (pi): the entry whose branch to read "
                               "(default: the last entry).")]
     options += [
         click.option("--session", "session", metavar="ID", type=TEXT,
                      help="Read session ID from the store instead of PATH."),
-        click.option("--store", "store_url", metavar="URL", type=TEXT,
-                     help="Store URL (sqlite:///file.db, jsonl:///dir, postgresql://...); "
-                          "default $SESSIONCTX_STORE or the user's sessions.db."),
+        store_option,
         click.argument("path", required=False)]
     return _gather("source", SessionSource, ("path", "store_url", "session", "fmt", "leaf"),
                    options)
@@ -110,9 +120,7 @@ def _build_options(browser_tool: tuple[str, ...], keep_screenshots: int,
 
 build_options = _gather(
     "options", _build_options, ("browser_tool", "keep_screenshots", "note_unpaired"), [
-        click.option("--note-unpaired", is_flag=True,
-                     help="After a message that lost an unpaired call, tell the model the call "
-                          "was interrupted and its outcome is unknown."),
+        note_unpaired_option,
         click.option("--keep-screenshots", type=click.IntRange(min=0), default=1,
                      show_default=True, metavar="N",
                      help="How many of the latest browser results with images keep them."),
@@ -123,25 +131,28 @@ build_options = _gather(
 
 
 class RequestSpec(msgspec.Struct, frozen=True):
-    """The provider request a command builds from the context."""
+    """The provider request a command builds from the context: where it goes, and the
+    library's own request options as they are."""
 
     provider: str
     model: str | None
     system: str | None
-    thinking_as_text: bool
-    tools: tuple[Tool, ...] | None = None  # from --tools FILE
-    tool_choice: str | None = None
-    tools_as_text: bool = False
-    placeholder_tools: bool = False
-    thinking: bool | None = None  # --thinking on|off
-    prefill: str | None = None
+    build: BuildRequestOptions
 
     def options(self) -> BuildRequestOptions:
-        from sessionctx.providers import BuildRequestOptions
+        return self.build
 
-        return BuildRequestOptions(self.thinking_as_text, self.tools, self.tool_choice,
-                                   self.tools_as_text, self.placeholder_tools, self.thinking,
-                                   self.prefill)
+    @property
+    def tools(self) -> tuple[Tool, ...] | None:  # from --tools FILE
+        return self.build.tools
+
+    @property
+    def thinking(self) -> bool | None:  # --thinking on|off
+        return self.build.thinking
+
+    @property
+    def prefill(self) -> str | None:
+        return self.build.prefill
 
 
 def _request_spec(provider: str | None, model: str | None, system_prompt: str | None,
@@ -158,10 +169,12 @@ def _request_spec(provider: str | None, model: str | None, system_prompt: str | 
     if tools_as_text and (tools_file or placeholder_tools or tool_choice):
         raise click.UsageError("--tools-as-text sends no tool blocks, so it takes no --tools, "
                                "--tool-choice or --placeholder-tools")
-    return RequestSpec(provider, model, system_prompt, thinking_as_text,
-                       _load_tools(tools_file) if tools_file else None, tool_choice,
-                       tools_as_text, placeholder_tools,
-                       None if thinking is None else thinking == "on", prefill)
+    from sessionctx.providers import BuildRequestOptions
+
+    return RequestSpec(provider, model, system_prompt, BuildRequestOptions(
+        thinking_as_text, _load_tools(tools_file) if tools_file else None, tool_choice,
+        tools_as_text, placeholder_tools, None if thinking is None else thinking == "on",
+        prefill))
 
 
 def _load_tools(path: str) -> tuple[Tool, ...]:
@@ -180,7 +193,7 @@ def _load_tools(path: str) -> tuple[Tool, ...]:
 
 
 def _provider_names() -> tuple[str, ...]:
-    from sessionctx.providers.names import PROVIDERS
+    from sessionctx.providers.registry import PROVIDERS
 
     return PROVIDERS
 

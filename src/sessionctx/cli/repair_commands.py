@@ -8,8 +8,8 @@ import sys
 import click
 
 from sessionctx.cli.app import emit_json, fail, main
-from sessionctx.cli.loader import SessionSource, open_target
-from sessionctx.cli.options import json_option, source_options
+from sessionctx.cli.loader import SessionSource, check_source, open_target
+from sessionctx.cli.options import json_option, note_unpaired_option, source_options
 from sessionctx.render import counted
 
 
@@ -19,9 +19,7 @@ from sessionctx.render import counted
               help="Print a unified diff of the lines that would change, and the changes; "
                    "write nothing.")
 @json_option
-@click.option("--note-unpaired", is_flag=True,
-              help="After a message that lost an unanswered call, add a user message saying "
-                   "the call was interrupted and its outcome is unknown.")
+@note_unpaired_option
 @click.option("--backup", "backup_path", metavar="PATH",
               help="Keep the original here (default PATH.bak-<UTC timestamp>); an existing "
                    "file is never overwritten.")
@@ -38,13 +36,11 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
     """
     if backup_path is not None and no_backup:
         raise click.UsageError("give --backup PATH or --no-backup, not both")
+    check_source(source)
     if source.session is not None:
         _repair_store(source, note_unpaired, dry_run, as_json)
         return
-    if source.path is None:
-        raise click.UsageError("give PATH, or --session ID (with --store URL)")
-    if source.store_url is not None:
-        raise click.UsageError("--store needs --session ID")
+    assert source.path is not None
     if source.path == "-":
         raise click.BadParameter("repair rewrites a file in place, and stdin is not a file: "
                                  "save the session to a file and repair that", param_hint="PATH")

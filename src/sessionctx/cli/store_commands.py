@@ -1,4 +1,5 @@
-"""sessions, import, export: what a session store holds, and moving records in and out."""
+"""store sessions, store import, store export: what a session store holds, and moving records
+in and out; the old names (sessionctx sessions, import, export) run the same commands."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ import click
 
 from sessionctx.cli.app import emit_json, main, warn_problems
 from sessionctx.cli.loader import read_file
-from sessionctx.cli.options import TEXT, json_option
-from sessionctx.inputs import FORMATS
+from sessionctx.cli.options import TEXT, from_option, json_option, store_option
 from sessionctx.render import counted
 
 if TYPE_CHECKING:
@@ -20,8 +20,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-store_option = click.option("--store", "store_url", metavar="URL", type=TEXT,
-                            help="Store URL (default: see build).")
+
+
+@main.group("store")
+def store_group() -> None:
+    """What a session store holds, and moving records in and out (each command also runs
+    under its own name: sessionctx sessions, import, export)."""
 
 
 def _with_store(url: str | None, use: Callable[[Store], T]) -> T:
@@ -59,8 +63,7 @@ def sessions(store_url: str | None, as_json: bool) -> None:
 @click.argument("path")
 @click.option("--session", required=True, metavar="ID", type=TEXT,
               help="Session to append the records to.")
-@click.option("--from", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="The format of PATH (see build).")
+@from_option
 @click.option("--again", is_flag=True,
               help="Append every record even when the session already holds the file's "
                    "first records (imported before).")
@@ -105,3 +108,7 @@ def export(session: str, output: str, store_url: str | None) -> None:
     """Write every record of session ID to a JSONL file, exactly as stored."""
     count = _with_store(store_url, lambda store: store.export(session, output))
     click.echo(f"exported {counted(count, 'record')} of {session} to {output}")
+
+
+for _command in (sessions, import_, export):
+    store_group.add_command(_command)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from sessionctx.lazy import attributes
 
 if TYPE_CHECKING:
-    from sessionctx.providers.names import PROVIDERS
+    from sessionctx.providers.registry import PROVIDERS
     from sessionctx.providers.request import (
         BuildRequestOptions,
         Request,
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sessionctx.providers.tools import CalledTool, Tool, ToolsError
     from sessionctx.providers.violations import Violation
 
-_HOMES = {"PROVIDERS": "names", "Violation": "violations", "CalledTool": "tools",
+_HOMES = {"PROVIDERS": "registry", "Violation": "violations", "CalledTool": "tools",
           "Tool": "tools", "ToolsError": "tools",
           **{name: "request" for name in ("BuildRequestOptions", "Request",
                                           "build_from_messages", "build_request",

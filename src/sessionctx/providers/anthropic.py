@@ -1,19 +1,43 @@
-"""Anthropic Messages: `{"messages", "system"?}` and the validator for its history rules."""
+"""Anthropic Messages (docs/provider-rules.md §1): `{"messages", "system"?}`, its tool
+definitions and tool choice, its cache breakpoints, the validator for its history rules and
+its rows of the capability table."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any, cast
 
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import ThinkingBlock
+from sessionctx.providers import tools
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies import request_settings
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
+from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
 CACHE = "cache_control"
 CACHE_REMOVED = ChangeKind.CACHE_REMOVED
+_MB = 1024 * 1024
+
+# Claude models up to 4.5 [1.4, 1.5, 1.6]: a prefill, manual extended thinking
+BASE = Capability("anthropic", "claude-", max_images=100, max_image_px=8000, many_images=20,
+                  many_image_px=2000, thinking_apis=frozenset({"anthropic-messages"}),
+                  thinking_rules=True, prefill=True, max_cache_breakpoints=4,
+                  max_document_bytes=32 * _MB, max_pdf_pages=100)
+# Claude 4.6 and later [1.1, 1.4]: adaptive thinking (a tool choice may force a tool), no prefill
+ADAPTIVE = replace(BASE, prefill=False, forced_tool_thinking=True)
+ROWS = (
+    BASE,
+    *(replace(ADAPTIVE, family=family)
+      for family in ("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7",
+                     "claude-sonnet-5", "claude-haiku-5")),
+    # 600 images per request, and a system message after a user turn [1.1, 1.5]
+    replace(ADAPTIVE, family="claude-opus-4-8", max_images=600, mid_system=True),
+    replace(BASE, family="claude-opus-5", max_images=600, mid_system=True, prefill=False),
+)
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
@@ -267,3 +291,65 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
     else:
         out.append(Violation(path, f"unsupported block type {json.dumps(kind)}"))
     return images
+
+
+# ---------------------------------------------------------------- tools and settings
+
+def render_tools(defined: list[tools.Tool], choice: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"tools": [tools.definition(t, "input_schema") for t in defined]}
+    if choice is not None:
+        out["tool_choice"] = _choice(choice)
+    return out
+
+
+def _choice(choice: str) -> dict[str, Any]:
+    if choice in ("any", "required"):
+        return {"type": "any"}
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    return {"type": "tool", "name": choice}
+
+
+def needs_definitions(body: dict[str, Any]) -> bool:
+    """tool_use or tool_result blocks in a body without tools [1.3]."""
+    if body.get("tools"):
+        return False
+    return any(b.get("type") in ("tool_use", "tool_result") for b in tools.content_blocks(body))
+
+
+def tool_violations(body: dict[str, Any]) -> list[Violation]:
+    out: list[Violation] = []
+    if needs_definitions(body):
+        out.append(tools.undefined_violation("anthropic", "tools", "Requests which include "
+                                             "tool_use or tool_result blocks must define "
+                                             "tools."))
+    return tools.checked(body, _found, tools.named_choice(body), out)
+
+
+def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
+    return [(path, t.get("name"), t.get("input_schema")) for path, t in tools.objects(entries, out)]
+
+
+def _kind(block: Any) -> str | None:
+    """A block's kind, the redacted kind of thinking as thinking."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if not isinstance(kind, str):
+        return None
+    return "thinking" if kind == "redacted_thinking" else kind
+
+
+def settings_violations(body: dict[str, Any], cap: Capability, thinking: bool | None,
+                        prefill: bool) -> list[Violation]:
+    choice = body.get("tool_choice")
+    forces = isinstance(choice, dict) and choice.get("type") in ("any", "tool")
+    return request_settings.violations(body, cap, thinking, prefill, _kind, forces)
+
+
+def finish(body: dict[str, Any], prep: Prepared, cap: Capability) -> None:
+    if cap.max_cache_breakpoints is not None:
+        limit_breakpoints(body, prep, cap.max_cache_breakpoints)
+
+
+PROVIDER = Provider("anthropic", "claude-opus-4-8", ROWS, render, validate, render_tools,
+                    tool_violations, needs_definitions=needs_definitions, finish=finish,
+                    settings_violations=settings_violations, maker="Anthropic")

@@ -1,17 +1,40 @@
-"""AWS Bedrock Converse: `{"messages", "system"?}` with strictly alternating roles."""
+"""AWS Bedrock Converse (docs/provider-rules.md §5): `{"messages", "system"?}` with strictly
+alternating roles, its toolConfig, its validator and its rows of the capability table."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, cast
 
 from sessionctx.messages import ThinkingBlock
-from sessionctx.providers import documents
+from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies import request_settings
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
+from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
 FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+
+# Any model: 20 images, five documents of at most 4.5 MB, no status on a result, no reasoning
+# signature (the rows are matched without an inference profile's region)
+BASE = Capability("bedrock", "", max_images=20, max_image_px=8000, error_flag=False,
+                  thinking_apis=frozenset({"bedrock-converse-stream", "bedrock-converse"}),
+                  reasoning_signature=False, max_documents=5, max_document_bytes=4_500_000)
+# Claude: a result's status, signatures, Anthropic's thinking rules, 100 PDF pages
+CLAUDE = replace(BASE, family="anthropic.claude", error_flag=True, reasoning_signature=True,
+                 thinking_rules=True, forced_tool_thinking=True, max_pdf_pages=100)
+ROWS = (
+    BASE,
+    CLAUDE,
+    # Claude 3: manual extended thinking, and a prefill
+    replace(CLAUDE, family="anthropic.claude-3", forced_tool_thinking=False, prefill=True),
+    # Nova: a result's status, no signatures
+    replace(BASE, family="amazon.nova", error_flag=True),
+)
+# us.anthropic.claude-..., global.amazon.nova-...: a cross-region inference profile of a model
+_REGION = re.compile(r"^(?:us|us-gov|eu|apac|jp|au|ca|global)\.")
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
@@ -197,3 +220,81 @@ def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re
     else:
         out.append(Violation(path, f"unsupported content block {key!r}"))
     return 0
+
+
+# ---------------------------------------------------------------- tools and settings
+
+def render_tools(defined: list[tools.Tool], choice: str | None) -> dict[str, Any]:
+    config: dict[str, Any] = {"tools": [
+        {"toolSpec": tools.definition(t, "inputSchema", {"json": t.schema})} for t in defined]}
+    if choice is not None:
+        config["toolChoice"] = _choice(choice)
+    return {"toolConfig": config}
+
+
+def _choice(choice: str) -> dict[str, Any]:
+    if choice in ("any", "required"):
+        return {"any": {}}
+    if choice == "auto":
+        return {"auto": {}}
+    return {"tool": {"name": choice}}
+
+
+def needs_definitions(body: dict[str, Any]) -> bool:
+    """toolUse or toolResult blocks in a body without a toolConfig [5]."""
+    if "toolConfig" in body:
+        return False
+    return any("toolUse" in b or "toolResult" in b for b in tools.content_blocks(body))
+
+
+def tool_violations(body: dict[str, Any]) -> list[Violation]:
+    out: list[Violation] = []
+    if needs_definitions(body):
+        out.append(tools.undefined_violation("bedrock", "toolConfig", "The toolConfig field "
+                                             "must be defined when using toolUse and "
+                                             "toolResult content blocks."))
+    config = body.get("toolConfig")
+    if config is None:
+        return out
+    listed = config.get("tools") if isinstance(config, dict) else None
+    if not isinstance(listed, list) or not listed:
+        return [Violation("toolConfig.tools", "toolConfig.tools must hold at least one tool")]
+    found = []
+    for i, t in enumerate(listed):
+        spec = t.get("toolSpec") if isinstance(t, dict) else None
+        if not isinstance(spec, dict):
+            out.append(Violation(f"toolConfig.tools[{i}]", "a tool needs a toolSpec"))
+            continue
+        schema = spec.get("inputSchema")
+        found.append((f"toolConfig.tools[{i}].toolSpec", spec.get("name"),
+                      schema.get("json") if isinstance(schema, dict) else None))
+    choice = config.get("toolChoice")
+    chosen = [choice["tool"].get("name")] if isinstance(choice, dict) and \
+        isinstance(choice.get("tool"), dict) else []
+    return out + tools.check_definitions(found, chosen)
+
+
+_KINDS = {"toolUse": "tool_use", "toolResult": "tool_result", "reasoningContent": "thinking",
+          "text": "text"}
+
+
+def _kind(block: Any) -> str | None:
+    """A block's kind in Anthropic's terms, for the rules Claude models share with it."""
+    if not isinstance(block, dict):
+        return None
+    return next((_KINDS[k] for k in block if k in _KINDS), None)
+
+
+def settings_violations(body: dict[str, Any], cap: Capability, thinking: bool | None,
+                        prefill: bool) -> list[Violation]:
+    config = body.get("toolConfig")
+    forced = config.get("toolChoice") if isinstance(config, dict) else None
+    forces = isinstance(forced, dict) and ("any" in forced or "tool" in forced)
+    return request_settings.violations(body, cap, thinking, prefill, _kind, forces)
+
+
+PROVIDER = Provider("bedrock", "anthropic.claude-opus-4-8", ROWS, render, validate,
+                    render_tools, tool_violations, choices=("auto", "any", "required"),
+                    needs_definitions=needs_definitions,
+                    settings_violations=settings_violations,
+                    model_family=lambda model: _REGION.sub("", model))

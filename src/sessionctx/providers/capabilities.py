@@ -1,23 +1,14 @@
-"""What each provider and model family accepts, in one table instead of constants in code.
+"""What a provider and model family accepts: one flag per rule instead of constants in code.
 
-A row is picked by provider and the longest model-family prefix that matches the model; every
-provider has a default model, so `--model` is optional. Sources: provider-rules.md.
+Each provider module declares its rows (a base row, then model families written as the
+differences from it with `dataclasses.replace`); `Provider.capability` picks the row of the
+longest family that prefixes the model. The numbers in brackets below are the sections of
+docs/provider-rules.md each flag comes from.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-
-from sessionctx.errors import BadArgument
-from sessionctx.providers.names import (
-    ANTHROPIC,
-    BEDROCK,
-    GEMINI,
-    OPENAI_CHAT,
-    OPENAI_RESPONSES,
-    PROVIDERS,
-)
 
 SAFE_ID = r"^[a-zA-Z0-9_-]+$"
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -26,12 +17,13 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 @dataclass(frozen=True, slots=True)
 class Capability:
     """The limits of one provider and model family that a request body must respect: one flag
-    per rule, each with the default most rows share (the section of provider-rules.md it comes
-    from in brackets); a row names only where it differs."""
+    per rule, each with the default most rows share (the section of docs/provider-rules.md it
+    comes from in brackets); a row names only where it differs."""
 
+    # the provider's name, for the messages of the change log
     provider: str
+    # the model-id prefix the row applies to ("" for every model of the provider)
     family: str
-    default_model: str
     # reading [1.3, 2, 3, 5]: call ids match `id_pattern` with at most `id_max_len` characters
     id_pattern: str = SAFE_ID
     id_max_len: int = 64
@@ -42,6 +34,9 @@ class Capability:
     # reasoning replay [1.4, 3, 4, 5]: the `api` values of stored assistant messages whose
     # reasoning this provider can replay
     thinking_apis: frozenset[str] = frozenset()
+    # reasoning replay [3]: a Responses turn goes back to the model that wrote it as its own
+    # items (reasoning items and server-run items, each with its id)
+    own_items: bool = False
     # reasoning replay [4]: Gemini 3: the first functionCall of each model turn must carry a
     # thought signature
     call_signature_required: bool = False
@@ -91,96 +86,8 @@ class Capability:
     max_pdf_pages: int | None = None
 
 
-_ANT_APIS = frozenset({"anthropic-messages"})
-_GEMINI_IMAGES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"})
-_BEDROCK_APIS = frozenset({"bedrock-converse-stream", "bedrock-converse"})
-# [1.5]: 32 MB per request, 100 PDF pages; [4]: PDFs inline up to 50 MB; [5]: five documents
-# of at most 4.5 MB (Claude on Bedrock: 100 pages)
-_MB = 1024 * 1024
-
-_ROWS = (
-    Capability(ANTHROPIC, "claude-", "claude-opus-4-8", max_images=100, max_image_px=8000,
-               many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS,
-               thinking_rules=True, prefill=True, max_cache_breakpoints=4,
-               max_document_bytes=32 * _MB, max_pdf_pages=100),
-    # Claude 4.6 and later: adaptive thinking, no prefill
-    *(Capability(ANTHROPIC, family, "claude-opus-4-8", max_images=100, max_image_px=8000,
-                 many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS,
-                 thinking_rules=True, forced_tool_thinking=True, max_cache_breakpoints=4,
-                 max_document_bytes=32 * _MB, max_pdf_pages=100)
-      for family in ("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7",
-                     "claude-sonnet-5", "claude-haiku-5")),
-    Capability(ANTHROPIC, "claude-opus-4-8", "claude-opus-4-8", max_images=600,
-               max_image_px=8000, many_images=20, many_image_px=2000,
-               thinking_apis=_ANT_APIS, mid_system=True, thinking_rules=True,
-               forced_tool_thinking=True, max_cache_breakpoints=4,
-               max_document_bytes=32 * _MB, max_pdf_pages=100),
-    Capability(ANTHROPIC, "claude-opus-5", "claude-opus-5", max_images=600, max_image_px=8000,
-               many_images=20, many_image_px=2000, thinking_apis=_ANT_APIS, mid_system=True,
-               thinking_rules=True, max_cache_breakpoints=4,
-               max_document_bytes=32 * _MB, max_pdf_pages=100),
-    Capability(OPENAI_CHAT, "", "gpt-5.1", id_max_len=40, error_flag=False, system_inline=True,
-               merge_roles=False, first_user=False, max_tool_calls=128),
-    Capability(OPENAI_RESPONSES, "", "gpt-5.1", error_flag=False,
-               thinking_apis=frozenset({"openai-responses", "openai-codex-responses"}),
-               system_inline=True, merge_roles=False, first_user=False),
-    Capability(GEMINI, "", "gemini-3-pro", max_images=3000, image_types=_GEMINI_IMAGES,
-               thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
-               call_signature_required=True, assistant_images=True, base64_signatures=True,
-               max_document_bytes=50 * _MB),
-    Capability(GEMINI, "gemini-2", "gemini-2.5-pro", max_images=3000, image_types=_GEMINI_IMAGES,
-               thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
-               assistant_images=True, base64_signatures=True, max_document_bytes=50 * _MB),
-    # Bedrock rows are matched without the cross-region prefix of an inference profile id
-    Capability(BEDROCK, "", "anthropic.claude-opus-4-8", max_images=20, max_image_px=8000,
-               thinking_apis=_BEDROCK_APIS, reasoning_signature=False, error_flag=False,
-               max_documents=5, max_document_bytes=4_500_000),
-    Capability(BEDROCK, "anthropic.claude", "anthropic.claude-opus-4-8", max_images=20,
-               max_image_px=8000, thinking_apis=_BEDROCK_APIS, thinking_rules=True,
-               forced_tool_thinking=True, max_documents=5, max_document_bytes=4_500_000,
-               max_pdf_pages=100),
-    Capability(BEDROCK, "anthropic.claude-3", "anthropic.claude-3-7-sonnet-20250219-v1:0",
-               max_images=20, max_image_px=8000, thinking_apis=_BEDROCK_APIS,
-               thinking_rules=True, prefill=True, max_documents=5,
-               max_document_bytes=4_500_000, max_pdf_pages=100),
-    Capability(BEDROCK, "amazon.nova", "amazon.nova-pro-v1:0", max_images=20,
-               max_image_px=8000, thinking_apis=_BEDROCK_APIS, reasoning_signature=False,
-               max_documents=5, max_document_bytes=4_500_000),
-)
-# us.anthropic.claude-..., global.amazon.nova-...: a cross-region inference profile of a model
-_BEDROCK_REGION = re.compile(r"^(?:us|us-gov|eu|apac|jp|au|ca|global)\.")
-
-DEFAULT_MODELS = {ANTHROPIC: "claude-opus-4-8", OPENAI_CHAT: "gpt-5.1",
-                  OPENAI_RESPONSES: "gpt-5.1", GEMINI: "gemini-3-pro",
-                  BEDROCK: "anthropic.claude-opus-4-8"}
-
-
-# a model name's own prefix -> the maker, and the providers that serve that maker's models by
-# that name (Bedrock names its models by maker: anthropic.claude-..., openai.gpt-oss-...)
-_MAKERS = ((re.compile(r"^claude-"), "an Anthropic", (ANTHROPIC,)),
-           (re.compile(r"^(?:gpt-|o[1-9]\b|o[1-9]-|chatgpt-)"), "an OpenAI",
-            (OPENAI_CHAT, OPENAI_RESPONSES)),
-           (re.compile(r"^gemini-"), "a Google", (GEMINI,)))
-
-
-def _same_maker(provider: str, model: str) -> None:
-    """Refuse a model another provider serves (`--provider anthropic --model gpt-5`): its
-    request would be built by the wrong rules and refused by the provider."""
-    for pattern, maker, serving in _MAKERS:
-        if pattern.match(model) and provider not in serving:
-            raise BadArgument(f"{model!r} is {maker} model, which {provider} does not serve "
-                              f"by that name (its default: {DEFAULT_MODELS[provider]})")
-
-
 def capability(provider: str, model: str | None = None) -> tuple[Capability, str]:
     """The row for `provider` and `model` (default model when None), and the model used."""
-    if provider not in PROVIDERS:
-        raise BadArgument(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
-    chosen = model or DEFAULT_MODELS[provider]
-    _same_maker(provider, chosen)
-    family = _BEDROCK_REGION.sub("", chosen) if provider == BEDROCK else chosen
-    own = [r for r in _ROWS if r.provider == provider]
-    rows = [r for r in own if family.startswith(r.family)]
-    if not rows:
-        return min(own, key=lambda r: len(r.family)), chosen
-    return max(rows, key=lambda r: len(r.family)), chosen
+    from sessionctx.providers.registry import provider as registered
+
+    return registered(provider).capability(model)

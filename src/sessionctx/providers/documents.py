@@ -1,5 +1,5 @@
 """Documents (PDF and plain text) stored in records, read from the shapes agents store them in
-and kept within each provider's limits (provider-rules §1.5, §2, §3, §4, §5).
+and kept within each provider's limits (docs/provider-rules.md §1.5, §2, §3, §4, §5).
 
 The native block is `{"type": "document", "mimeType", "data" (base64) or "text", "name"?}`.
 Stored records also hold Anthropic `document` blocks (Claude Code keeps them in user messages

@@ -1,17 +1,32 @@
-"""Gemini generateContent: `{"contents", "systemInstruction"?}` with user and model turns."""
+"""Gemini generateContent (docs/provider-rules.md §4): `{"contents", "systemInstruction"?}`
+with user and model turns, its function declarations and calling config, its validator and its
+rows of the capability table."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 from sessionctx.messages import CallBlock, ThinkingBlock
-from sessionctx.providers import documents
+from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import CALL_SIGNATURE_ADDED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, raw
+from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
+
+# Gemini 3: the first call of each model turn carries a thought signature; images in model
+# turns; signatures are base64 bytes; 3,000 images and 50 MB documents inline
+BASE = Capability("gemini", "", max_images=3000,
+                  image_types=frozenset({"image/png", "image/jpeg", "image/webp", "image/heic",
+                                         "image/heif"}),
+                  thinking_apis=frozenset({"google-generative-ai", "google-gemini-cli"}),
+                  call_signature_required=True, assistant_images=True, base64_signatures=True,
+                  max_document_bytes=50 * 1024 * 1024)
+# Gemini 2: no signature required on calls
+ROWS = (BASE, replace(BASE, family="gemini-2", call_signature_required=False))
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
@@ -160,3 +175,44 @@ def _check_part(p: dict[str, Any], path: str, role: Any, cap: Capability,
         out.append(Violation(path, "functionCall.args must be an object"))
     elif keys[0] == "functionResponse" and role != "user":
         out.append(Violation(path, "function responses belong to user turns"))
+
+
+# ---------------------------------------------------------------- tools
+
+def render_tools(defined: list[tools.Tool], choice: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"tools": [{"functionDeclarations": [
+        tools.definition(t, "parametersJsonSchema") for t in defined]}]}
+    if choice is not None:
+        out["toolConfig"] = {"functionCallingConfig": _choice(choice)}
+    return out
+
+
+def _choice(choice: str) -> dict[str, Any]:
+    if choice in ("any", "required"):
+        return {"mode": "ANY"}
+    if choice in ("auto", "none"):
+        return {"mode": choice.upper()}
+    return {"mode": "ANY", "allowedFunctionNames": [choice]}
+
+
+def tool_violations(body: dict[str, Any]) -> list[Violation]:
+    config = body.get("toolConfig", {}).get("functionCallingConfig", {})
+    return tools.checked(body, _found, list(config.get("allowedFunctionNames") or []), [])
+
+
+def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
+    declared = [(f"{path}.functionDeclarations[{j}]", d) for path, t in entries
+                if isinstance(t, dict) for j, d in enumerate(t.get("functionDeclarations") or [])]
+    found = []
+    for path, d in tools.objects(declared, out):
+        # the API takes either spelling, or an OpenAPI schema (its type in capitals)
+        schema = next((d[k] for k in ("parametersJsonSchema", "parameters_json_schema",
+                                      "parameters") if k in d), None)
+        if isinstance(schema, dict) and str(schema.get("type")).lower() == "object":
+            schema = {**schema, "type": "object"}
+        found.append((path, d.get("name"), schema))
+    return found
+
+
+PROVIDER = Provider("gemini", "gemini-3-pro", ROWS, render, validate, render_tools,
+                    tool_violations, maker="Google")

@@ -106,19 +106,15 @@ MAX_DECODE_PIXELS = 40_000_000
 """Larger images are not decoded to be downscaled: decoding one takes gigabytes."""
 
 
-class NotDownscaled(Exception):
-    """Why an image could not be downscaled; the message completes "... and ..."."""
-
-
-def downscale(raw: bytes, mime: str, limit: int, size: tuple[int, int]) -> bytes:
-    """The image (of `size` by its header) shrunk to fit `limit` px on each side."""
+def downscale(raw: bytes, mime: str, limit: int, size: tuple[int, int]) -> bytes | str:
+    """The image (of `size` by its header) shrunk to fit `limit` px on each side, or why it
+    could not be: text that completes "... and ..."."""
     if not decode_pixels(size):
-        raise NotDownscaled(f"is too large to decode safely (over {MAX_DECODE_PIXELS:,} "
-                            "pixels)")
+        return f"is too large to decode safely (over {MAX_DECODE_PIXELS:,} pixels)"
     try:
         from PIL import Image
     except ImportError:
-        raise NotDownscaled("Pillow is not installed to downscale it") from None
+        return "Pillow is not installed to downscale it"
     try:
         with Image.open(io.BytesIO(raw)) as img:
             img.thumbnail((limit, limit))
@@ -127,4 +123,4 @@ def downscale(raw: bytes, mime: str, limit: int, size: tuple[int, int]) -> bytes
             img.save(out, format=fmt)
             return out.getvalue()
     except Exception as exc:  # a decoder of untrusted bytes: any failure means "cannot"
-        raise NotDownscaled(f"Pillow cannot decode it ({type(exc).__name__})") from None
+        return f"Pillow cannot decode it ({type(exc).__name__})"

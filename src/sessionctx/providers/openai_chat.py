@@ -1,4 +1,5 @@
-"""OpenAI Chat Completions: `{"messages"}` with the system prompt as a leading message."""
+"""OpenAI Chat Completions (docs/provider-rules.md §2): `{"messages"}` with the system prompt
+as a leading message, its tool definitions and choice, its validator and its capability row."""
 
 from __future__ import annotations
 
@@ -6,11 +7,17 @@ import re
 from typing import Any
 
 from sessionctx import decoding
-from sessionctx.providers import documents
+from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, data_url, json_text, raw
+from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
+
+# call ids of at most 40 characters, no error field on a result, system and developer messages
+# anywhere, no role rule, at most 128 calls per message
+ROWS = (Capability("openai-chat", "", id_max_len=40, error_flag=False, system_inline=True,
+                   merge_roles=False, first_user=False, max_tool_calls=128),)
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
@@ -206,3 +213,33 @@ def _check_content(content: Any, path: str, role: Any, out: list[Violation],
                                      "files as file content parts"))
         elif kind != "image_url":
             out.append(Violation(f"{path}.content[{j}]", f"unsupported part type {kind!r}"))
+
+
+# ---------------------------------------------------------------- tools
+
+def render_tools(defined: list[tools.Tool], choice: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"tools": [{"type": "function",
+                                      "function": tools.definition(t, "parameters")}
+                                     for t in defined]}
+    if choice is not None:
+        out["tool_choice"] = tools.openai_choice(choice, nested=True)
+    return out
+
+
+def tool_violations(body: dict[str, Any]) -> list[Violation]:
+    return tools.checked(body, _found, tools.named_choice(body, nested=True), [])
+
+
+def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
+    found = []
+    for path, t in tools.objects(entries, out):
+        if t.get("type") != "function" or not isinstance(t.get("function"), dict):
+            out.append(Violation(path, "a Chat tool is {type: function, function}"))
+            continue
+        found.append((f"{path}.function", t["function"].get("name"),
+                      t["function"].get("parameters")))
+    return found
+
+
+PROVIDER = Provider("openai-chat", "gpt-5.1", ROWS, render, validate, render_tools,
+                    tool_violations, maker="OpenAI")

@@ -1,5 +1,6 @@
-"""OpenAI Responses: `{"input", "instructions"?}` as message, function_call, function_call_output
-and reasoning items, and the server-run items a turn of the target model goes back with."""
+"""OpenAI Responses (docs/provider-rules.md §3): `{"input", "instructions"?}` as message,
+function_call, function_call_output and reasoning items, and the server-run items a turn of the
+target model goes back with; its tool definitions and choice, validator and capability row."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, cast
 
 from sessionctx import decoding
 from sessionctx.messages import CallBlock, ThinkingBlock
-from sessionctx.providers import documents
+from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import SERVER_ITEM_TYPES, reasoning_item
 from sessionctx.providers.policies.turns import (
@@ -22,7 +23,14 @@ from sessionctx.providers.policies.turns import (
     json_text,
     raw,
 )
+from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
+
+# no error field on a result, system and developer messages anywhere, no role rule; a turn
+# goes back to the model that wrote it as its own items, reasoning included
+ROWS = (Capability("openai-responses", "", error_flag=False, own_items=True,
+                   thinking_apis=frozenset({"openai-responses", "openai-codex-responses"}),
+                   system_inline=True, merge_roles=False, first_user=False),)
 
 
 def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
@@ -237,3 +245,25 @@ def _check_message(item: dict[str, Any], path: str, out: list[Violation]) -> Non
                 out.append(Violation(f"{path}.content[{j}]", "empty text part"))
         elif kind not in ("input_image", "input_file"):
             out.append(Violation(f"{path}.content[{j}]", f"unsupported part {kind!r}"))
+
+
+# ---------------------------------------------------------------- tools
+
+def render_tools(defined: list[tools.Tool], choice: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"tools": [{"type": "function", **tools.definition(t, "parameters"),
+                                      "strict": False} for t in defined]}
+    if choice is not None:
+        out["tool_choice"] = tools.openai_choice(choice, nested=False)
+    return out
+
+
+def tool_violations(body: dict[str, Any]) -> list[Violation]:
+    return tools.checked(body, _found, tools.named_choice(body), [])
+
+
+def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
+    return [(path, t.get("name"), t.get("parameters")) for path, t in tools.objects(entries, out)]
+
+
+PROVIDER = Provider("openai-responses", "gpt-5.1", ROWS, render, validate, render_tools,
+                    tool_violations, maker="OpenAI")

@@ -16,7 +16,7 @@ from sessionctx.changes import Change, Source
 from sessionctx.context import Context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
-from sessionctx.providers import anthropic, tools
+from sessionctx.providers import tools
 from sessionctx.providers.as_text import tools_as_text
 from sessionctx.providers.policies import Prepared, prepare, request_settings
 from sessionctx.providers.registry import provider as registered
@@ -80,8 +80,8 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
             request_settings.apply(prep, cap, opts.thinking, opts.prefill)
         body = target.render(prep, cap)
         undefined = _tools(prep, body, provider, opts)
-        if cap.max_cache_breakpoints is not None and repair:
-            anthropic.limit_breakpoints(body, prep, cap.max_cache_breakpoints)
+        if target.finish is not None and repair:
+            target.finish(body, prep, cap)
         changes = prep.changes
         del prep  # the turns go before the collector runs again, so it never scans them
     return Request(body, changes, provider, chosen, undefined)
@@ -128,10 +128,10 @@ def validate(body: dict[str, Any], provider: str, model: str | None = None, *,
     `thinking` and `prefill` say how the request is sent (thinking on or off, and whether its
     last assistant message is a prefill), for the rules that depend on it."""
     target = registered(provider)
-    cap, chosen = target.capability(model)
-    out = [*_not_json(body), *target.validate(body, cap), *tools.violations(body, provider)]
-    if cap.thinking_rules:
-        out += request_settings.violations(body, cap, chosen, thinking, prefill)
+    cap, _ = target.capability(model)
+    out = [*_not_json(body), *target.validate(body, cap), *target.tool_violations(body)]
+    if cap.thinking_rules and target.settings_violations is not None:
+        out += target.settings_violations(body, cap, thinking, prefill)
     return out
 
 

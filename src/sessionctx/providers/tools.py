@@ -6,30 +6,29 @@ OpenAI Chat (`{"type": "function", "function": {...}}`), OpenAI Responses (`{"ty
 "function", "name", "parameters"}`), Anthropic (`{"name", "input_schema"}`), MCP `tools/list`
 (`{"name", "inputSchema"}`, alone or in its JSON-RPC response), Gemini (`functionDeclarations`)
 and Bedrock (`toolSpec`) shapes, and sent under the same name the history's calls go out with.
+Each provider module holds its own wire shape of them and its check; the parts every provider
+shares are here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind, Source
 from sessionctx.errors import SessionctxError
-from sessionctx.providers.names import (
-    ANTHROPIC,
-    BEDROCK,
-    GEMINI,
-    OPENAI_CHAT,
-    OPENAI_RESPONSES,
-)
-from sessionctx.providers.policies.reading import TOOL_NAME, tool_name
+from sessionctx.providers.policies.ids import TOOL_NAME, tool_name
 from sessionctx.providers.policies.turns import Turn
+from sessionctx.providers.provider import CHOICES, Body
 from sessionctx.providers.violations import Violation
+
+if TYPE_CHECKING:
+    from sessionctx.providers.provider import Provider
 
 PLACEHOLDER_DESCRIPTION = ("Placeholder: the history calls this tool, but no definition of it "
                            "was given.")
-CHOICES = ("auto", "any", "required", "none")
 # Kinds of change this module's step writes to the change log.
 PLACEHOLDER_ADDED = ChangeKind.PLACEHOLDER_ADDED
 DEFINITION_RENAMED = ChangeKind.DEFINITION_RENAMED
@@ -41,7 +40,7 @@ class ToolsError(SessionctxError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    name: str  # as the history's calls go out: see policies.reading.tool_name
+    name: str  # as the history's calls go out: see policies.ids.tool_name
     description: str | None
     schema: dict[str, Any]  # the JSON Schema of the arguments, an object schema
     placeholder: bool = False
@@ -200,81 +199,40 @@ def placeholders(names: list[str], tools: list[Tool]) -> list[Tool]:
     return out
 
 
-# ---------------------------------------------------------------- the provider shapes
+# ---------------------------------------------------------------- the parts providers share
 
-def render(tools: list[Tool], provider: str, choice: str | None = None) -> dict[str, Any]:
+def render(tools: list[Tool], provider: str, choice: str | None = None) -> Body:
     """The keys a request body adds for `tools` and the tool choice, in `provider`'s shape."""
+    from sessionctx.providers.registry import provider as registered
+
+    target = registered(provider)
     if choice is not None:
-        check_choice(choice, tools, provider)
-    if provider == ANTHROPIC:
-        out: dict[str, Any] = {"tools": [_anthropic(t) for t in tools]}
-        if choice is not None:
-            out["tool_choice"] = _anthropic_choice(choice)
-        return out
-    if provider == OPENAI_CHAT:
-        out = {"tools": [{"type": "function", "function": _function(t, "parameters")}
-                         for t in tools]}
-        if choice is not None:
-            out["tool_choice"] = _openai_choice(choice, nested=True)
-        return out
-    if provider == OPENAI_RESPONSES:
-        out = {"tools": [{"type": "function", **_function(t, "parameters"), "strict": False}
-                         for t in tools]}
-        if choice is not None:
-            out["tool_choice"] = _openai_choice(choice, nested=False)
-        return out
-    if provider == GEMINI:
-        out = {"tools": [{"functionDeclarations": [_function(t, "parametersJsonSchema")
-                                                   for t in tools]}]}
-        if choice is not None:
-            out["toolConfig"] = {"functionCallingConfig": _gemini_choice(choice)}
-        return out
-    if provider == BEDROCK:
-        config: dict[str, Any] = {"tools": [{"toolSpec": _bedrock(t)} for t in tools]}
-        if choice is not None:
-            config["toolChoice"] = _bedrock_choice(choice)
-        return {"toolConfig": config}
-    raise ValueError(f"unknown provider {provider!r}")
+        check_choice(choice, tools, target)
+    return target.tools(tools, choice)
 
 
-def check_choice(choice: str, tools: list[Tool], provider: str) -> None:
-    """A choice is a mode or the name of a defined tool; Bedrock has no 'none'."""
+def check_choice(choice: str, tools: list[Tool], target: Provider) -> None:
+    """A choice is a mode the provider takes or the name of a defined tool."""
     if choice not in CHOICES and choice not in {t.name for t in tools}:
         raise ToolsError(f"tool choice {choice!r} is neither one of {', '.join(CHOICES)} nor "
                          "the name of a defined tool")
-    if choice == "none" and provider == BEDROCK:
-        raise ToolsError("bedrock's toolChoice takes auto, any or a tool name, not 'none'")
+    if choice in CHOICES and choice not in target.choices:
+        raise ToolsError(f"{target.name}'s tool choice takes {', '.join(target.choices)} or a "
+                         f"tool name, not {choice!r}")
 
 
-def _function(tool: Tool, key: str) -> dict[str, Any]:
+def definition(tool: Tool, key: str, schema: Any = None) -> dict[str, Any]:
+    """A function definition: name, description when there is one, and the schema under
+    `key` (the tool's own schema unless `schema` wraps it)."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
-    out[key] = tool.schema
+    out[key] = tool.schema if schema is None else schema
     return out
 
 
-def _anthropic(tool: Tool) -> dict[str, Any]:
-    return _function(tool, "input_schema")
-
-
-def _bedrock(tool: Tool) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        out["description"] = tool.description
-    out["inputSchema"] = {"json": tool.schema}
-    return out
-
-
-def _anthropic_choice(choice: str) -> dict[str, Any]:
-    if choice in ("any", "required"):
-        return {"type": "any"}
-    if choice in ("auto", "none"):
-        return {"type": choice}
-    return {"type": "tool", "name": choice}
-
-
-def _openai_choice(choice: str, nested: bool) -> Any:
+def openai_choice(choice: str, nested: bool) -> Any:
+    """The tool choice in the two OpenAI APIs' spelling (Chat nests the function's name)."""
     if choice == "any":
         return "required"
     if choice in CHOICES:
@@ -284,88 +242,78 @@ def _openai_choice(choice: str, nested: bool) -> Any:
     return {"type": "function", "name": choice}
 
 
-def _gemini_choice(choice: str) -> dict[str, Any]:
-    if choice in ("any", "required"):
-        return {"mode": "ANY"}
-    if choice in ("auto", "none"):
-        return {"mode": choice.upper()}
-    return {"mode": "ANY", "allowedFunctionNames": [choice]}
-
-
-def _bedrock_choice(choice: str) -> dict[str, Any]:
-    if choice in ("any", "required"):
-        return {"any": {}}
-    if choice == "auto":
-        return {"auto": {}}
-    return {"tool": {"name": choice}}
-
-
-# ---------------------------------------------------------------- checking a body's definitions
-
-_KEYS = {ANTHROPIC: ("tools", "input_schema"), OPENAI_CHAT: ("tools", "parameters"),
-         OPENAI_RESPONSES: ("tools", "parameters"), GEMINI: ("tools", "parametersJsonSchema")}
-
-
-def violations(body: dict[str, Any], provider: str) -> list[Violation]:
+def violations(body: Body, provider: str) -> list[Violation]:
     """What is wrong with the tool definitions and tool choice of `body`, or that it lacks
     the definitions its tool blocks require."""
-    out: list[Violation] = []
-    if missing_definitions(body, provider):
-        error = ("Requests which include tool_use or tool_result blocks must define tools."
-                 if provider == ANTHROPIC else "The toolConfig field must be defined when "
-                 "using toolUse and toolResult content blocks.")
-        out.append(Violation("tools" if provider == ANTHROPIC else "toolConfig",
-                             f"this history holds tool blocks; {provider} requires tool "
-                             f"definitions ({error})"))
-    found: list[tuple[str, Any, Any]] = []  # (path, name, schema)
-    if provider == BEDROCK:
-        config = body.get("toolConfig")
-        if config is None:
-            return out
-        listed = config.get("tools") if isinstance(config, dict) else None
-        if not isinstance(listed, list) or not listed:
-            return [Violation("toolConfig.tools", "toolConfig.tools must hold at least one tool")]
-        for i, t in enumerate(listed):
-            spec = t.get("toolSpec") if isinstance(t, dict) else None
-            if not isinstance(spec, dict):
-                out.append(Violation(f"toolConfig.tools[{i}]", "a tool needs a toolSpec"))
-                continue
-            schema = spec.get("inputSchema")
-            found.append((f"toolConfig.tools[{i}].toolSpec", spec.get("name"),
-                          schema.get("json") if isinstance(schema, dict) else None))
-        choice = config.get("toolChoice")
-        chosen = [choice["tool"].get("name")] if isinstance(choice, dict) and \
-            isinstance(choice.get("tool"), dict) else []
-    else:
-        key, schema_key = _KEYS[provider]
-        listed = body.get(key)
-        if listed is None:
-            return out
-        if not isinstance(listed, list):
-            return [Violation(key, f"{key} must be a list")]
-        if provider == GEMINI:
-            listed = [(f"tools[{i}].functionDeclarations[{j}]", d)
-                      for i, t in enumerate(listed) if isinstance(t, dict)
-                      for j, d in enumerate(t.get("functionDeclarations") or [])]
+    from sessionctx.providers.registry import provider as registered
+
+    return registered(provider).tool_violations(body)
+
+
+def missing_definitions(body: Body, provider: str) -> bool:
+    """Whether the body holds tool blocks without the definitions its provider then requires
+    (Anthropic and Bedrock; the OpenAI APIs and Gemini take tool history without them)."""
+    from sessionctx.providers.registry import provider as registered
+
+    return registered(provider).needs_definitions(body)
+
+
+def undefined_violation(provider: str, path: str, error: str) -> Violation:
+    """The violation of a body whose tool blocks lack the definitions `provider` requires."""
+    return Violation(path, f"this history holds tool blocks; {provider} requires tool "
+                           f"definitions ({error})")
+
+
+def listed(body: Body, key: str = "tools") -> list[tuple[str, Any]] | Violation | None:
+    """Each entry of the body's list of definitions under `key`, with its path; None when the
+    body has none, a violation when it is not a list."""
+    found = body.get(key)
+    if found is None:
+        return None
+    if not isinstance(found, list):
+        return Violation(key, f"{key} must be a list")
+    return [(f"{key}[{i}]", t) for i, t in enumerate(found)]
+
+
+def checked(body: Body, found_of: Callable[[list[tuple[str, Any]], list[Violation]],
+                                           list[tuple[str, Any, Any]]],
+            chosen: list[Any], out: list[Violation], key: str = "tools") -> list[Violation]:
+    """`out` and the shared rules' violations of the body's list of definitions under `key`:
+    `found_of` reads (path, name, schema) of each entry, saying in `out` what is no
+    definition; `chosen` are the names the tool choice names."""
+    entries = listed(body, key)
+    if entries is None:
+        return out
+    if isinstance(entries, Violation):
+        return [entries]
+    found = found_of(entries, out)
+    return out + check_definitions(found, chosen)
+
+
+def named_choice(body: Body, nested: bool = False) -> list[Any]:
+    """The tool name a `tool_choice` of type tool or function names (Chat nests it under
+    `function`)."""
+    choice = body.get("tool_choice")
+    if not isinstance(choice, dict) or choice.get("type") not in ("tool", "function"):
+        return []
+    return [choice.get("function", {}).get("name") if nested else choice.get("name")]
+
+
+def objects(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any]]:
+    """The entries that are objects; a violation in `out` for each that is not."""
+    kept = []
+    for path, t in entries:
+        if isinstance(t, dict):
+            kept.append((path, t))
         else:
-            listed = [(f"tools[{i}]", t) for i, t in enumerate(listed)]
-        for path, t in listed:
-            if not isinstance(t, dict):
-                out.append(Violation(path, "a tool definition is an object"))
-                continue
-            if provider == OPENAI_CHAT:
-                if t.get("type") != "function" or not isinstance(t.get("function"), dict):
-                    out.append(Violation(path, "a Chat tool is {type: function, function}"))
-                    continue
-                path, t = f"{path}.function", t["function"]
-            schema = t.get(schema_key)
-            if provider == GEMINI:  # the API takes either spelling, or an OpenAPI schema
-                schema = next((t[k] for k in ("parametersJsonSchema", "parameters_json_schema",
-                                              "parameters") if k in t), None)
-                if isinstance(schema, dict) and str(schema.get("type")).lower() == "object":
-                    schema = {**schema, "type": "object"}
-            found.append((path, t.get("name"), schema))
-        chosen = _chosen(body, provider)
+            out.append(Violation(path, "a tool definition is an object"))
+    return kept
+
+
+def check_definitions(found: list[tuple[str, Any, Any]], chosen: list[Any]) -> list[Violation]:
+    """The rules every provider's definitions share, for (path, name, schema) of each:
+    a tool name, unique, an object schema; and a tool choice naming a defined tool."""
+    out: list[Violation] = []
     names: set[str] = set()
     for path, name, schema in found:
         if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
@@ -384,35 +332,8 @@ def violations(body: dict[str, Any], provider: str) -> list[Violation]:
     return out
 
 
-def missing_definitions(body: dict[str, Any], provider: str) -> bool:
-    """Whether the body holds tool blocks without the definitions its provider then requires
-    (Anthropic and Bedrock; the OpenAI APIs and Gemini take tool history without them)."""
-    if provider == ANTHROPIC:
-        if body.get("tools"):
-            return False
-        kinds = ("tool_use", "tool_result")
-        return any(b.get("type") in kinds for b in _blocks(body))
-    if provider == BEDROCK:
-        if "toolConfig" in body:
-            return False
-        return any("toolUse" in b or "toolResult" in b for b in _blocks(body))
-    return False
-
-
-def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+def content_blocks(body: Body) -> list[dict[str, Any]]:
+    """Every block of the body's messages' content lists."""
     messages = body.get("messages")
     return [b for m in messages if isinstance(m, dict) and isinstance(m.get("content"), list)
             for b in m["content"] if isinstance(b, dict)] if isinstance(messages, list) else []
-
-
-def _chosen(body: dict[str, Any], provider: str) -> list[Any]:
-    """The tool names a body's tool choice names."""
-    if provider == GEMINI:
-        config = body.get("toolConfig", {}).get("functionCallingConfig", {})
-        return list(config.get("allowedFunctionNames") or [])
-    choice = body.get("tool_choice")
-    if not isinstance(choice, dict) or choice.get("type") not in ("tool", "function"):
-        return []
-    if provider == OPENAI_CHAT:
-        return [choice.get("function", {}).get("name")]
-    return [choice.get("name")]

@@ -30,13 +30,15 @@ from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions, PendingCall, build_context
 from sessionctx.formats.common import message_record
 from sessionctx.messages import Message
-from sessionctx.providers.names import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES
 from sessionctx.providers.request import BuildRequestOptions, build_from_messages, validate
 from sessionctx.providers.violations import Violation
 from sessionctx.records import ReadResult, Record
 
 __all__ = ["APIS", "HISTORY_KEYS", "RepairedRequest", "repair_request"]
 
+# the registry's names of the APIs whose bodies this module reads
+ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI = (
+    "anthropic", "openai-chat", "openai-responses", "gemini")
 APIS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI)
 # the keys of a body that hold its history: the ones a repair replaces
 HISTORY_KEYS: dict[str, tuple[str, ...]] = {

@@ -26,7 +26,7 @@ from sessionctx.records import (
     owner_keys,
 )
 
-Key = tuple[int | None, int | None, int | None]
+Key = tuple[int | None, int | None, int | None]  # Source.key
 
 # How a context message relates to its record, as the page reads it.
 SAME = "="  # the record's own message, unchanged
@@ -41,17 +41,6 @@ class Page:
     changes: list[dict[str, Any]]
     pending: list[dict[str, Any]]
     turns: list[dict[str, Any]] = field(default_factory=list)
-
-
-def key_of(source: Source) -> Key:
-    return (source.line, source.index, source.seq)
-
-
-def _position(source: Source) -> tuple[int, int]:
-    for value in (source.seq, source.line, source.index):
-        if value is not None:
-            return (value, 0)
-    return (0, 0)
 
 
 def stored_of(data: dict[str, Any], view: dict[str, Any]) -> tuple[Any, Any]:
@@ -75,11 +64,11 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
     by_key: dict[Key, list[int]] = {}
     for i, change in enumerate(changes):
         if change.record is not None:
-            k = key_of(change.record)
+            k = change.record.key()
             by_key.setdefault(owner.get(k, k), []).append(i)
     to_context: dict[Key, list[int]] = {}
     for j, source in enumerate(ctx.sources):
-        to_context.setdefault(key_of(source), []).append(j)
+        to_context.setdefault(source.key(), []).append(j)
     added = {c.message_index for c in changes
              if c.kind == ChangeKind.INTERRUPTED_NOTE_ADDED and c.message_index is not None}
 
@@ -127,7 +116,7 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
 
 def _row_of(src: Source, row_of: Mapping[Key, int], owner: Mapping[Key, Key]) -> int | None:
     """The row of the record that holds what `src` names."""
-    k = key_of(src)
+    k = src.key()
     return row_of.get(owner.get(k, k))
 
 
@@ -137,9 +126,9 @@ def _in_file_order(records: Sequence[Record], off_branch: Iterable[Record],
     others: list[Record | Problem] = [*off_branch, *problems]
     if not others:
         return records
-    entries: list[tuple[tuple[int, int], int, Record | Problem]] = []
+    entries: list[tuple[int, int, Record | Problem]] = []
     for order, item in enumerate([*records, *others]):
-        where = _position(item.source) if isinstance(item, Record) else (item.line or 0, 0)
+        where = item.source.position() if isinstance(item, Record) else item.line or 0
         entries.append((where, order, item))
     entries.sort(key=lambda e: (e[0], e[1]))
     return [item for _, _, item in entries]

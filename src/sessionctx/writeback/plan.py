@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from sessionctx.context import Context, PendingCall, build_context
 from sessionctx.errors import SessionctxError
 from sessionctx.formats.detect import decode_document
@@ -108,9 +110,12 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
     for fix in planner(lines, result, wanted(ctx), maker):
         fix.line = origin[fix.line - 1] if fix.line is not None else None
         fixes.append(fix)
-    for pending in ctx.pending_calls:
-        if pending.record.line is not None:
-            pending.record.line = origin[pending.record.line - 1]
+    # pending calls name the lines of the original: new Sources, as the ones the context
+    # holds are shared and never modified
+    ctx.pending_calls = [
+        msgspec.structs.replace(p, record=msgspec.structs.replace(
+            p.record, line=origin[p.record.line - 1])) if p.record.line is not None else p
+        for p in ctx.pending_calls]
     fixes.sort(key=lambda f: (f.line or 0, f.action == "inserted"))
     return lines.render(), fixes, ctx
 

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from sessionctx.errors import SessionctxError
+
 Path = Sequence[str | int]
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -24,8 +26,9 @@ _OPENING = frozenset(b"{[")
 _CLOSING = {ord("{"): b"}", ord("["): b"]"}
 
 
-class SpanError(ValueError):
-    """The text is not the JSON the path expects."""
+class SpanError(SessionctxError, ValueError):
+    """The text is not the JSON the path expects: a repair stops with this message rather
+    than write a line it cannot edit safely."""
 
 
 def _ws(text: bytes, pos: int) -> int:

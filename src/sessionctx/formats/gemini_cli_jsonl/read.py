@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from sessionctx.changes import Source
 from sessionctx.formats.common import (
     context_record,
@@ -55,11 +57,16 @@ def read(raw: bytes, path: str | None, document: Any = None,
     if items:
         moved = _with_part_calls(items)
         converted = gemini_cli.read(b"", path, moved)
-        index_of: dict[int, int] = {}  # a message's results share its Source: placed once
+        # a message's results share its Source: each shared one is placed once, and the
+        # records that shared it share the placed one
+        placed: dict[int, tuple[int, Source]] = {}
         for record in converted.records:
             src = record.source
-            i = index_of.setdefault(id(src), src.index or 0)
-            src.line, src.index = places[i].line, places[i].index
+            if id(src) not in placed:
+                i = src.index or 0
+                placed[id(src)] = (i, msgspec.structs.replace(
+                    src, line=places[i].line, index=places[i].index))
+            i, record.source = placed[id(src)]
             if record.data.get("raw") is moved[i]:
                 record.data["raw"] = items[i]  # the message as stored
             if record.view.get("role") == "user" and not record.view.get("content"):

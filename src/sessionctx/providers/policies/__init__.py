@@ -1,5 +1,5 @@
 """The provider step: a context's messages turned into turns one provider accepts, one policy
-module per concern of provider-rules.md, each keyed off the capability row of the target.
+module per concern of docs/provider-rules.md, each keyed off the capability row of the target.
 
 | concern                              | module         |
 |--------------------------------------|----------------|
@@ -22,6 +22,7 @@ from sessionctx.changes import Source
 from sessionctx.messages import Message
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.document_limits import limit_documents
+from sessionctx.providers.policies.ids import RAW_ARGUMENTS_KEY, repair_arguments
 from sessionctx.providers.policies.image_limits import (
     IMAGE_DOWNSCALED,
     IMAGE_OMITTED,
@@ -44,9 +45,7 @@ from sessionctx.providers.policies.reading import (
     DUPLICATE_ID_RENAMED,
     ID_REWRITTEN,
     NAME_REWRITTEN,
-    RAW_ARGUMENTS_KEY,
     Reader,
-    repair_arguments,
 )
 from sessionctx.providers.policies.reasoning import (
     CALL_SIGNATURE_ADDED,
@@ -104,7 +103,7 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
                     items=not tools_as_text)
     placement = Placement(prep, reader.results, reader.reasoning, replay)
     prep.turns = placement.settle(reader.settle) if reader.regular else placement.run()
-    if cap.provider == "openai-responses" and not tools_as_text:
+    if cap.own_items and not tools_as_text:
         prep.turns = replay.server_items(prep.turns)
     limit_images(prep, reader.images, reader.results, cap)
     if reader.documents:

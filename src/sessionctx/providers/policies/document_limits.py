@@ -1,7 +1,6 @@
-"""Document limits (provider-rules §1.5, §2, §4, §5): documents stay in user messages and tool
-results, within the provider's count, size and PDF page limits; one that cannot go becomes a
-note saying so. As with images, a document kept over a limit would fail every later turn too.
-"""
+"""Document limits (docs/provider-rules.md §1.5, §2, §4, §5): documents stay in user messages and
+tool results, within the provider's count, size and PDF page limits; one that cannot go becomes a
+note saying so. As with images, a document kept over a limit would fail every later turn too. """
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Image limits (provider-rules §1.5, §2, §4, §5): images where the provider takes none, over
-its count per request, of a type it does not accept, not valid base64, or over its pixel limit
+"""Image limits (docs/provider-rules.md §1.5, §2, §4, §5): images where the provider takes none,
+over its count per request, of a type it does not accept, not valid base64, or over its pixel limit
 (downscaled when Pillow is installed) become notes saying so.
 
 Providers reject such an image, and it then stays in history and fails every later turn.
@@ -100,12 +100,11 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
     size = images.dimensions(raw)
     if size is None or max(size) <= px:
         return
-    try:
-        smaller = images.downscale(raw, mime, px, size)
-    except images.NotDownscaled as why:
+    smaller = images.downscale(raw, mime, px, size)
+    if isinstance(smaller, str):  # why it could not be
         _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
         prep.log(IMAGE_OMITTED, f"image of {size[0]}x{size[1]} px is over the {px} px limit "
-                 f"and {why}", index, block=image)
+                 f"and {smaller}", index, block=image)
         return
     image["data"] = base64.b64encode(smaller).decode()
     prep.log(IMAGE_DOWNSCALED, f"image of {size[0]}x{size[1]} px is over the {px} px limit",

@@ -1,8 +1,7 @@
-"""Result placement (provider-rules §1.3, §2, §3, §4, §5): all results of one assistant turn, in
-call order, first in the one user turn right after it; a call without a result and a result
-without a call are dropped; an empty output is marked, and a failure is said in text where the
-wire has no error field.
-"""
+"""Result placement (docs/provider-rules.md §1.3, §2, §3, §4, §5): all results of one assistant
+turn, in call order, first in the one user turn right after it; a call without a result and a result
+without a call are dropped; an empty output is marked, and a failure is said in text where the wire
+has no error field. """
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Reading (provider-rules §1.2, §1.3, §2, §3, §4, §5: ids, names, arguments): stored messages
-into turns in one walk over every block.
+"""Reading (docs/provider-rules.md §1.2, §1.3, §2, §3, §4, §5: ids, names, arguments): stored
+messages into turns in one walk over every block.
 
 The walk makes the per-block repairs: blank text, blocks with no equivalent, call arguments
 that are not a JSON object, reused ids and ids or tool names the provider rejects. It also
@@ -10,13 +10,9 @@ results needs no search, and groups results that already follow their calls in c
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from collections.abc import Callable
 from typing import Any
 
-from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import (
     CALL_BLOCK_TYPES,
@@ -29,6 +25,15 @@ from sessionctx.messages import (
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.documents import DOCUMENT_KINDS
+from sessionctx.providers.policies.ids import (
+    RAW_ARGUMENTS_KEY,
+    TOOL_NAME,
+    id_map_entry,
+    repair_arguments,
+    rewritten_id,
+    split_id,
+    tool_name,
+)
 from sessionctx.providers.policies.image_limits import ReadImage
 from sessionctx.providers.policies.placement import Results, error_in_text, mark_empty_output
 from sessionctx.providers.policies.reasoning import (
@@ -56,21 +61,8 @@ DUPLICATE_ID_RENAMED = ChangeKind.DUPLICATE_ID_RENAMED
 ID_REWRITTEN = ChangeKind.ID_REWRITTEN
 NAME_REWRITTEN = ChangeKind.NAME_REWRITTEN
 
-RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
-SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
 # A turn made without the named tuple's Python constructor: one per message of the context.
 _turn = tuple.__new__
-
-
-def split_id(raw: str | None) -> tuple[str | None, str | None]:
-    """pi's Responses convention: '<call_id>|<fc item id>'."""
-    if raw is not None and "|" in raw:
-        head, _, tail = raw.partition("|")
-        if head and tail.startswith("fc"):
-            return head, tail
-    return raw, None
 
 
 class Reader:
@@ -412,61 +404,3 @@ class Reader:
         result["id"] = wire
         self.results[wire] = (i, result)
         return result, True
-
-
-def tool_name(name: str | None) -> str:
-    """The name a tool goes out with: its own when the providers' pattern allows it; the same
-    rewrite serves calls and definitions, so they still match."""
-    if name is not None and TOOL_NAME.fullmatch(name):
-        return name
-    return SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
-
-
-NOT_AN_OBJECT = "were not a JSON object"
-
-
-def repair_arguments(args: Any) -> tuple[dict[str, Any], str | None]:
-    """Arguments as a JSON object, and why they changed (None when they did not): anything
-    else, strict JSON text only (no NaN or Infinity, which no provider accepts), is kept under
-    RAW_ARGUMENTS_KEY."""
-    if isinstance(args, dict):
-        return args, None
-    if args is None:
-        return {}, NOT_AN_OBJECT
-    if isinstance(args, str):
-        if not args.strip():
-            return {}, NOT_AN_OBJECT
-        try:
-            value = decoding.parse_text(args)
-        except decoding.Malformed as exc:
-            why = f"hold a value JSON cannot carry ({exc.reason})" if exc.nonfinite else (
-                NOT_AN_OBJECT)
-            return {RAW_ARGUMENTS_KEY: args}, why
-        if isinstance(value, dict):
-            return value, None
-        return {RAW_ARGUMENTS_KEY: args}, NOT_AN_OBJECT
-    return {RAW_ARGUMENTS_KEY: json.dumps(args, ensure_ascii=False)}, NOT_AN_OBJECT
-
-
-def id_map_entry(original: str, fits: Callable[[str], object], max_len: int,
-                 used: set[str]) -> str:
-    """A deterministic id that `fits` the provider's pattern, is at most `max_len` long and is
-    distinct from `used`."""
-    if fits(original) and len(original) <= max_len and original not in used:
-        return original
-    return rewritten_id(original, max_len, used)
-
-
-def rewritten_id(original: str, max_len: int, used: set[str]) -> str:
-    """`id_map_entry` for an id known not to fit or to be taken."""
-    base = SAFE_CHARS.sub("_", original) or "call"
-    if len(base) <= max_len and base not in used:
-        return base
-    digest = hashlib.sha256(original.encode()).hexdigest()[:8]
-    candidate = ""
-    n = 0
-    while not candidate or candidate in used:
-        tag = digest if n == 0 else f"{digest}{n}"
-        candidate = f"{base[:max_len - len(tag) - 1]}_{tag}"
-        n += 1
-    return candidate

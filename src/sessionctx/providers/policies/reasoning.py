@@ -1,5 +1,5 @@
-"""Reasoning replay (provider-rules §1.4, §3, §4, §5): thinking, Responses reasoning items and
-thought signatures go back only to the API and model that produced them, first in their turn.
+"""Reasoning replay (docs/provider-rules.md §1.4, §3, §4, §5): thinking, Responses reasoning items
+and thought signatures go back only to the API and model that produced them, first in their turn.
 
 The reader drops the reasoning of another API or model as it reads; what is left is decided
 once a turn's calls are known: leading reasoning with a signature the provider takes is
@@ -59,7 +59,7 @@ SERVER_ITEM_TYPES = frozenset({"web_search_call", "file_search_call", "code_inte
 def own_items(api: str | None, model: str | None, cap: Capability, target: str) -> bool:
     """Whether a Responses turn goes back to `target` as its own items: to the model that
     wrote it, as its reasoning does."""
-    return cap.provider == "openai-responses" and own_reasoning(api, model, cap, target)
+    return cap.own_items and own_reasoning(api, model, cap, target)
 
 
 def server_item(block: Block) -> dict[str, Any] | None:
@@ -124,7 +124,7 @@ def not_replayable(block: Block, api: str | None, model: str | None, cap: Capabi
         return "it carries no signature to replay it with"
     if not signature_fits(signature, cap):
         return "its signature is not valid base64"
-    if cap.provider == "openai-responses" and reasoning_item(signature) is None:
+    if cap.own_items and reasoning_item(signature) is None:
         return "its reasoning item has neither an id nor encrypted_content"
     return None
 

@@ -1,5 +1,5 @@
-"""The request's own settings (provider-rules §1.1, §1.4, §2): Anthropic's thinking switch and
-final assistant prefill, and Chat's limit on calls per message.
+"""The request's own settings (docs/provider-rules.md §1.1, §1.4, §2): Anthropic's thinking
+switch and final assistant prefill, and Chat's limit on calls per message.
 
 These rules are about the request around the history, so they run after the turns are placed:
 - thinking on: the assistant turn an open tool loop belongs to must start with a thinking
@@ -16,6 +16,7 @@ These rules are about the request around the history, so they run after the turn
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sessionctx.changes import ChangeKind
@@ -154,23 +155,11 @@ def split_calls(prep: Prepared, limit: int) -> None:
 
 # ---------------------------------------------------------------- checking a body
 
-_BEDROCK_KINDS = {"toolUse": "tool_use", "toolResult": "tool_result",
-                  "reasoningContent": "thinking", "text": "text"}
-
-
-def _kind(block: Any) -> str | None:
-    """A block's kind in Anthropic's terms, for Anthropic and Bedrock bodies alike."""
-    if not isinstance(block, dict):
-        return None
-    kind = block.get("type")
-    if isinstance(kind, str):
-        return "thinking" if kind == "redacted_thinking" else kind
-    return next((_BEDROCK_KINDS[k] for k in block if k in _BEDROCK_KINDS), None)
-
-
-def violations(body: dict[str, Any], cap: Capability, model: str, thinking: bool | None,
-               prefill: bool) -> list[Violation]:
-    """The rules of the thinking switch and the prefill, for a body sent with them."""
+def violations(body: dict[str, Any], cap: Capability, thinking: bool | None, prefill: bool,
+               kind_of: Callable[[Any], str | None], forces_tool: bool) -> list[Violation]:
+    """The rules of the thinking switch and the prefill, for a body sent with them: `kind_of`
+    reads a block of the provider's body in Anthropic's terms (thinking, tool_use,
+    tool_result, text), `forces_tool` says whether its tool choice forces a tool."""
     out: list[Violation] = []
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
@@ -196,33 +185,24 @@ def violations(body: dict[str, Any], cap: Capability, model: str, thinking: bool
                     tail["text"] != tail["text"].rstrip():
                 out.append(Violation(f"messages[{last}]", "final assistant content cannot end "
                                      "with trailing whitespace"))
-            if thinking is False and any(_kind(b) == "thinking" for b in contents[last]):
+            if thinking is False and any(kind_of(b) == "thinking" for b in contents[last]):
                 out.append(Violation(f"messages[{last}]", "When thinking is disabled, an "
                                      "assistant message in the final position cannot contain "
                                      "thinking"))
-    if thinking and roles[last] == "user" and any(_kind(b) == "tool_result"
+    if thinking and roles[last] == "user" and any(kind_of(b) == "tool_result"
                                                   for b in contents[last]):
         start = last
         while start > 0 and not (roles[start] == "user" and not any(
-                _kind(b) == "tool_result" for b in contents[start])):
+                kind_of(b) == "tool_result" for b in contents[start])):
             start -= 1
         first = next((k for k in range(start, last) if roles[k] == "assistant"), None)
-        if first is not None and (not contents[first] or _kind(contents[first][0]) != "thinking"):
+        if first is not None and (not contents[first] or kind_of(contents[first][0]) != "thinking"):
             out.append(Violation(f"messages[{first}].content[0]", "Expected thinking or "
                                  "redacted_thinking, but found text. When thinking is enabled, "
                                  "a final assistant message must start with a thinking block "
                                  "(preceeding the lastmost set of tool_use and tool_result "
                                  "blocks)"))
-    if thinking and not cap.forced_tool_thinking and _forces_tool(body):
+    if thinking and not cap.forced_tool_thinking and forces_tool:
         out.append(Violation("tool_choice", "Thinking may not be enabled when tool_choice "
                              "forces tool use."))
     return out
-
-
-def _forces_tool(body: dict[str, Any]) -> bool:
-    choice = body.get("tool_choice")
-    if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
-        return True
-    config = body.get("toolConfig")
-    forced = config.get("toolChoice") if isinstance(config, dict) else None
-    return isinstance(forced, dict) and ("any" in forced or "tool" in forced)

@@ -1,4 +1,5 @@
-"""Turns and the block shapes every policy and renderer works on (provider-rules §1.2, §2, §4).
+"""Turns and the block shapes every policy and renderer works on (docs/provider-rules.md §1.2, §2,
+§4).
 
 A context is read once into turns: a role (user, assistant or system), a list of blocks and
 the index of the message it came from. Blocks keep the native shapes (`text`, `image`,
