@@ -122,9 +122,10 @@ def load(source: SessionSource) -> Loaded:
     return loaded
 
 
-def open_target(source: SessionSource) -> Target:
+def open_target(source: SessionSource, *, force_live: bool = False) -> Target:
     """Where a command that appends writes: the JSONL file at PATH, or the store's session
-    (the store is closed when the command ends)."""
+    (the store is closed when the command ends). `force_live` appends to a file even while
+    another process holds it open for writing."""
     _check(source)
     if source.session is not None:
         from sessionctx.compaction.store_target import StoreTarget
@@ -139,4 +140,4 @@ def open_target(source: SessionSource) -> Target:
                                  "stdin", param_hint="PATH")
     from sessionctx.compaction.target import FileTarget
 
-    return FileTarget(source.path)
+    return FileTarget(source.path, force_live)
