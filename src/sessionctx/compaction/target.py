@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from sessionctx import limits
 from sessionctx.errors import SessionChanged, SessionctxError
 from sessionctx.files import append_whole
 from sessionctx.live_writers import refuse_if_written, unfinished_tail
@@ -82,9 +83,10 @@ class FileTarget:
 
     def snapshot(self) -> Snapshot:
         try:
-            with open(self.path, "rb") as f:
-                mtime = os.fstat(f.fileno()).st_mtime_ns
-                raw = f.read()
+            raw, info = limits.read_file(self.path)
+            mtime = info.st_mtime_ns
+        except limits.Unreadable as exc:
+            raise TargetError(str(exc)) from None
         except OSError as exc:
             raise TargetError(f"{self.path}: cannot be read: {exc.strerror or exc}") from exc
         start = unfinished_tail(raw, mtime)

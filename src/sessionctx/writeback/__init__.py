@@ -8,11 +8,11 @@ Lines that need no repair are written back byte for byte; no result is ever made
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from sessionctx import limits
 from sessionctx.context import PendingCall
 from sessionctx.errors import SessionChanged
 from sessionctx.live_writers import unfinished_tail
@@ -96,8 +96,9 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
 def read_session(path: str) -> tuple[bytes, Fingerprint]:
     """The bytes of the session file and what it was when read."""
     try:
-        with open(path, "rb") as f:
-            seen = fingerprint(os.fstat(f.fileno()))
-            return f.read(), seen
+        raw, info = limits.read_file(path)
+    except limits.Unreadable as exc:
+        raise RepairError(str(exc)) from None
     except OSError as exc:
         raise RepairError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    return raw, fingerprint(info)
