@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-import sessionctx.store.sqlite as sqlite_store
 from sessionctx.store import StoreLocked
 from sessionctx.store.sqlite import SqliteStore
 
@@ -41,7 +40,7 @@ def _flaky(monkeypatch: pytest.MonkeyPatch, statement: str, fails: int) -> list[
         made.append(_Flaky(connect(*args, **kwargs), statement, left))
         return made[-1]
 
-    monkeypatch.setattr(sqlite_store.sqlite3, "connect", flaky_connect)
+    monkeypatch.setattr(sqlite3, "connect", flaky_connect)
     return made
 
 
