@@ -95,7 +95,7 @@ def _store_records(source: SessionSource) -> list[Record]:
     from sessionctx.store import open_store
 
     assert source.session is not None
-    with closing(open_store(source.store_url)) as store:
+    with closing(open_store(source.store_url, create=False)) as store:
         records = store.records(source.session)
     if not records:
         raise InputError(f"no session {source.session!r} in the store")

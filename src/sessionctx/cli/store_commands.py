@@ -22,10 +22,12 @@ store_option = click.option("--store", "store_url", metavar="URL", type=TEXT,
                             help="Store URL (default: see build).")
 
 
-def _with_store(url: str | None, use: Callable[[Store], T]) -> T:
+def _with_store(url: str | None, use: Callable[[Store], T], *, create: bool = False) -> T:
+    """Run `use` on the store at `url`; only a command that writes (`create`) makes a
+    missing PostgreSQL schema and its tables."""
     from sessionctx.store import open_store
 
-    with closing(open_store(url)) as store:
+    with closing(open_store(url, create=create)) as store:
         return use(store)
 
 
@@ -58,7 +60,8 @@ def import_(path: str, session: str, fmt: str, store_url: str | None) -> None:
     """Append the records of the session file at PATH to session ID in the store."""
     result = read_file(path, fmt)
     warn_problems(result.problems)
-    seqs = _with_store(store_url, lambda store: store.import_records(session, result.records))
+    seqs = _with_store(store_url, lambda store: store.import_records(session, result.records),
+                       create=True)
     span = f"seq {seqs[0]}..{seqs[-1]}" if seqs else "nothing"
     click.echo(f"imported {len(seqs)} record(s) into {session} ({span}); "
                f"{len(result.problems)} problem(s)")
