@@ -82,3 +82,18 @@ def test_nul_bytes_near_the_start_are_reported_by_line(tmp_path: Path, head: byt
     binary = tmp_path / "b.bin"
     binary.write_bytes(b"\x7fELF\x00\x00" * 100)
     assert "is a binary file" in str(read_input(str(binary)).problems)
+
+
+def test_running_out_of_memory_is_a_clear_error(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import sessionctx.cli.loader as loader
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINE)
+    monkeypatch.setattr(loader, "read_input", exhausted)
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 2 and "out of memory" in result.output, result.output
+    assert not isinstance(result.exception, MemoryError)
