@@ -93,7 +93,7 @@ def test_running_out_of_memory_is_a_clear_error(tmp_path: Path,
 
     path = tmp_path / "s.jsonl"
     path.write_bytes(LINE)
-    monkeypatch.setattr(loader, "read_input", exhausted)
+    monkeypatch.setattr(loader, "read_session", exhausted)
     result = CliRunner().invoke(main, ["check", str(path)])
     assert result.exit_code == 2 and "out of memory" in result.output, result.output
     assert not isinstance(result.exception, MemoryError)
