@@ -10,6 +10,7 @@ memory Python and msgspec allocate while it runs (tracemalloc: the file's bytes,
 records, the context, the output) is divided by the input size. Prints every ratio and the worst.
 
 Run: .venv/bin/python benchmarks/bench_memory.py [--mb 8] [--inputs 24] [--provider anthropic]
+     [--command check|'check --json'|report] [--smallest-only]
 """
 
 from __future__ import annotations
@@ -96,8 +97,14 @@ def corpus(count: int) -> dict[str, bytes]:
     return out
 
 
-def measure(path: str, provider: str | None) -> tuple[int, int, bool] | str:
-    args = ["check", path, *(["--provider", provider] if provider else [])]
+COMMANDS = {"check": ["check"], "check --json": ["check", "--json"],
+            "report": ["report", "-o", os.devnull]}
+
+
+def measure(path: str, provider: str | None, command: str = "check"
+            ) -> tuple[int, int, bool] | str:
+    name, *rest = COMMANDS[command]
+    args = [name, path, *rest, *(["--provider", provider] if provider else [])]
     proc = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True,
                           check=False, env={**os.environ, "PYTHONPATH": os.pathsep.join(
                               (str(ROOT / "src"), str(ROOT)))})
@@ -113,9 +120,14 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=8)
     parser.add_argument("--inputs", type=int, default=24)
     parser.add_argument("--provider", default=None)
+    parser.add_argument("--command", choices=sorted(COMMANDS), default="check",
+                        help="what runs on each input (check, check --json, report)")
+    parser.add_argument("--smallest-only", action="store_true",
+                        help="only the regression cases and files of the smallest records")
     args = parser.parse_args()
     size = int(args.mb * 1024 * 1024)
-    inputs = {name: grow(raw, size) for name, raw in corpus(args.inputs).items()}
+    inputs = {} if args.smallest_only else {
+        name: grow(raw, size) for name, raw in corpus(args.inputs).items()}
     inputs.update(adversarial(size))
     worst: tuple[float, str] = (0.0, "")
     failed = 0
@@ -125,7 +137,7 @@ def main() -> None:
                 continue  # could not be grown (empty, or one short value)
             path = os.path.join(tmp, "input")
             Path(path).write_bytes(raw)
-            measured = measure(path, args.provider)
+            measured = measure(path, args.provider, args.command)
             if isinstance(measured, str):
                 print(f"  FAILED  {len(raw) / 1048576:6.1f} MB  {name}: {measured}")
                 failed += 1
@@ -135,7 +147,8 @@ def main() -> None:
             print(f"{ratio:6.2f}x  {len(raw) / 1048576:6.1f} MB  exit {code}"
                   f"{'' if ok else ' EXCEPTION'}  {name}")
             worst = max(worst, (ratio, name))
-    print(f"worst peak-memory ratio of check (peak allocated / input size): {worst[0]:.2f}x "
+    print(f"worst peak-memory ratio of {args.command} (peak allocated / input size): "
+          f"{worst[0]:.2f}x "
           f"({worst[1]}); processes that failed: {failed}")
 
 

@@ -70,6 +70,26 @@ def build_time(store: Store, session: str, runs: int = 15) -> float:
     return statistics.median(times)
 
 
+def jsonl_append_growth(folder: str, small: int, big: int, runs: int = 50) -> None:
+    """Median time of one append to a JSONL session of `small` records and of `big`, the
+    sides taking turns, on a store that has appended to each before (so knows where it left
+    them): the ratio says whether an append's cost grows with the session."""
+    from sessionctx.store.jsonl import JsonlStore
+
+    store = JsonlStore(folder)
+    for name, size in (("small", small), ("big", big)):
+        store.append_many(name, [msg(i) for i in range(size)])
+    times: dict[str, list[float]] = {"small": [], "big": []}
+    for _ in range(runs):
+        for name in ("small", "big"):
+            start = time.perf_counter()
+            store.append(name, msg(0))
+            times[name].append(time.perf_counter() - start)
+    one, two = (statistics.median(times[n]) * 1000 for n in ("small", "big"))
+    print(f"jsonl: one append at {small:,} records {one:.2f} ms, at {big:,} {two:.2f} ms, "
+          f"ratio {two / one:.2f} (goal <= 1.5)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--big", type=int, default=1_000_000)
@@ -90,6 +110,7 @@ def main() -> None:
               f"{args.small:,} before {small * 1000:.2f} ms, ratio {big / small:.3f} "
               f"(goal <= 1.2), tail {args.tail}")
         store.close()
+        jsonl_append_growth(f"{tmp}/jsonl", 1_000, 100_000)
     if args.postgres:
         from sessionctx.store.postgres import PostgresStore
         schema = f"sctx_bench_{uuid.uuid4().hex[:10]}"

@@ -3,8 +3,10 @@ collected (not only the first), and a summary of what was tried.
 
 Run: .venv/bin/python -m tests.fuzz_long --minutes 10 [--seed N] [--commands K] [--slow S]
 
-Each input goes through the library in every `--from` format and K commands (all commands,
-all `--from` values, all five providers, drawn at random). It prints the inputs and command
+First, the inputs that are not bytes in a file (devices, a FIFO, an endless stdin, a 10 GB
+sparse file) go through the commands once each. Then each input goes through the library in
+every `--from` format and K commands (all commands, all `--from` values, all five providers,
+drawn at random). It prints the inputs and command
 invocations tried, the three slowest inputs, and every distinct exception (or input slower than
 `--slow` seconds, default 30) with the input that caused it; it exits 1 when there was any.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import tempfile
 import time
 import traceback
 
@@ -65,12 +68,21 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--slow", type=float, default=30.0,
                         help="seconds an input may take over all its commands")
+    parser.add_argument("--skip-special", action="store_true",
+                        help="skip the devices, FIFO, endless stdin and sparse file")
     args = parser.parse_args()
     seeds = fuzzing.seeds()
-    deadline = time.monotonic() + args.minutes * 60
     tried = {"inputs": 0, "invocations": 0}
     failures: dict[str, str] = {}
     slowest: list[tuple[float, bytes]] = []
+    with tempfile.TemporaryDirectory(prefix="sessionctx-special-") as work:
+        for case in [] if args.skip_special else fuzzing.special_inputs(work):
+            tried["special inputs"] = tried.get("special inputs", 0) + 1
+            try:
+                fuzzing.run_special(case)
+            except Exception as exc:
+                failures[f"special input {' '.join(case.args)}"] = str(exc)[-500:]
+    deadline = time.monotonic() + args.minutes * 60
     batch = 0
     while time.monotonic() < deadline:
         rnd = random.Random(args.seed * 1_000_003 + batch)
@@ -78,6 +90,7 @@ def main() -> int:
         batch += 1
     print(f"inputs tried: {tried['inputs']}; command invocations: {tried['invocations']}; "
           f"library reads: {tried['inputs'] * len(fuzzing.FORMATS)}; "
+          f"special inputs: {tried.get('special inputs', 0)}; "
           f"distinct failures: {len(failures)}")
     for took, raw in slowest:
         print(f"slow: {took:.2f} s, {len(raw):,} bytes: {raw[:80]!r}")

@@ -33,8 +33,8 @@ from sessionctx.providers import (
 from sessionctx.records import MESSAGE, select_branch
 from tests.conftest import FIXTURES, ROOT
 
-__all__ = ["FORMATS", "Invocation", "Workdir", "check_input", "commands", "inputs", "run_cli",
-           "run_library", "seeds", "strict_json"]
+__all__ = ["FORMATS", "Invocation", "Special", "Workdir", "check_input", "commands", "inputs",
+           "run_cli", "run_library", "run_special", "seeds", "special_inputs", "strict_json"]
 
 CORPUS = ROOT / "tests" / "robustness"
 DEEP = 300  # beyond the nesting limit (256), below the decoder's own stack limit
@@ -175,7 +175,91 @@ SYNTHETIC: list[bytes] = [
     b'[' * VERY_DEEP + b']' * VERY_DEEP, json.dumps(deep_value(DEEP)).encode(),
     json.dumps({"role": "user", "content": [{"type": "text", "text": "x"}],
                 "deep": deep_value(DEEP)}).encode() + b"\n",
+    # NUL bytes: a tail the file system zero-filled after a crash, a NUL line near the start
+    b'{"role":"user","content":"hi"}\n' + b"\x00" * 4096,
+    b'{"type":"session","version":3,"id":"s","cwd":"/"}\n\x00\x00\n'
+    b'{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}\n',
+    # the report's own markers as user keys
+    b'{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"t","arguments":'
+    b'{"$img":{"toString":1},"$blob":0}}]}\n{"role":"toolResult","toolCallId":"c",'
+    b'"toolName":"t","content":[{"type":"text","text":"{\\"$img\\": 0}"}]}\n',
 ]
+
+
+@dataclass(frozen=True)
+class Special:
+    """An input that is not bytes in a file: a device, a FIFO, an endless stdin, a huge
+    sparse file. Every command refuses it up front (exit 2), saying `says`."""
+
+    args: tuple[str, ...]
+    says: str
+    stdin: str | None = None  # a device to read stdin from, or "endless" (a pipe never closed)
+
+
+def special_inputs(work: str) -> list[Special]:
+    fifo = os.path.join(work, "fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    sparse = os.path.join(work, "sparse.jsonl")
+    with open(sparse, "wb") as f:
+        f.truncate(10 << 30)  # 10 GiB of holes
+    device, pipe, limit = "is a character device", "is a FIFO", "input limit"
+    return [
+        Special(("check", "/dev/zero"), device),
+        Special(("check", "/dev/zero", "--json"), device),
+        Special(("build", "/dev/zero", "--provider", "anthropic"), device),
+        Special(("repair", "/dev/zero"), device),
+        Special(("report", "/dev/zero", "-o", os.path.join(work, "r.html")), device),
+        Special(("compact", "/dev/zero", "--dry-run"), device),
+        Special(("check", "-"), "is a device", stdin="/dev/zero"),
+        Special(("build", "-"), "is a device", stdin="/dev/zero"),
+        Special(("check", "-", "--max-input", "1M"), limit, stdin="endless"),
+        Special(("check", fifo), pipe),
+        Special(("repair", fifo), pipe),
+        Special(("compact", fifo, "--dry-run"), pipe),
+        Special(("check", sparse), limit),
+        Special(("repair", sparse), limit),
+    ]
+
+
+def run_special(case: Special, timeout: float = 120) -> None:
+    """Run one special input in a process of its own (stdin must be a real device or pipe);
+    fail unless it exits 2 saying what it should, with no traceback."""
+    import subprocess
+    import sys
+    import threading
+
+    if case.stdin is None:  # in this process: a path is opened the same way here
+        result = CliRunner().invoke(main, list(case.args))
+        assert result.exit_code == 2, (case, result.exit_code, result.output[-500:])
+        assert case.says in result.output, (case, result.output[-500:])
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        return
+    command = [sys.executable, "-m", "sessionctx", *case.args]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    if case.stdin == "endless":
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
+
+        def feed() -> None:
+            line = b'{"role":"user","content":"' + b"x" * 4000 + b'"}\n'
+            try:
+                while True:
+                    proc.stdin.write(line)  # type: ignore[union-attr]
+            except (BrokenPipeError, ValueError, OSError):
+                pass
+
+        threading.Thread(target=feed, daemon=True).start()
+        proc.wait(timeout=timeout)  # not communicate(): it would close stdin, ending it
+        out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
+    else:
+        with open(case.stdin or os.devnull, "rb") as stdin:
+            done = subprocess.run(command, stdin=stdin, capture_output=True, env=env,
+                                  timeout=timeout, check=False)
+        out, err, proc = done.stdout, done.stderr, done  # type: ignore[assignment]
+    text = (out + err).decode("utf-8", "replace")
+    assert proc.returncode == 2, (case, proc.returncode, text[-500:])
+    assert case.says in text and "Traceback" not in text, (case, text[-500:])
 
 
 def inputs(seeds: list[bytes]) -> st.SearchStrategy[bytes]:

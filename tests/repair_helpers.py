@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,7 @@ def assert_repaired(path: Path, original: bytes, fmt: str = "auto",
     """Repair `path` and hold it to every promise: check passes, only the named lines
     differ, the backup is the original."""
     mode = path.stat().st_mode & 0o777
+    written_earlier(path)
     code, report = repair_json(path, "--from", fmt, *extra)
     assert code == 0, report
     assert report["written"], report
@@ -57,9 +60,18 @@ def assert_repaired(path: Path, original: bytes, fmt: str = "auto",
     named = {c["line"] for c in report["changes"] if c["action"] != "inserted"}
     assert differing_lines(original, after) == named
     assert Path(report["backup"]).read_bytes() == original
-    assert (Path(report["backup"]).stat().st_mode & 0o077) == 0
+    # the backup is the original file itself (its inode, so its permissions), not a copy
+    assert Path(report["backup"]).stat().st_mode & 0o777 == mode
+    assert Path(report["backup"]).stat().st_nlink == 1
     assert path.stat().st_mode & 0o777 == mode  # the agent's file keeps its permissions
     return report
+
+
+def written_earlier(path: Path, seconds: float = 3600) -> None:
+    """Date the file's last write `seconds` back: a torn last line is then a crash's, not
+    one its agent is still writing (live_writers.TAIL_GRACE_SECONDS)."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
 
 
 def objects(raw: bytes) -> list[dict[str, Any]]:

@@ -240,3 +240,12 @@ def test_a_file_that_is_not_one_json_text_is_told_apart_without_a_reason() -> No
     assert decoding.decode_or_none(
         json.dumps(fuzzing.deep_value(decoding.MAX_DEPTH + 1)).encode()) is None
     assert decoding.decode_or_none(b'[{"a": 1}]') == [{"a": 1}]
+
+
+@pytest.mark.parametrize("n", range(14))
+def test_inputs_that_never_end_are_refused_up_front(n: int, tmp_path: Path) -> None:
+    """Devices, a FIFO with no writer, an endless stdin and a 10 GB sparse file: each
+    command refuses them before reading (exit 2, saying why), in a process of its own."""
+    cases = fuzzing.special_inputs(str(tmp_path))
+    assert len(cases) == 14
+    fuzzing.run_special(cases[n])

@@ -131,12 +131,14 @@ def append_whole(fd: int, data: bytes) -> None:
 
 
 def write_atomically(path: str, data: bytes | Iterable[bytes], *, mode: int | None = None,
+                     owner: tuple[int, int] | None = None,
                      check: Callable[[], None] | None = None) -> None:
     """Replace (or create) `path` with `data`: whole, fsynced, or not at all.
 
     The bytes go to a temporary file beside `path` that is renamed over it once fsynced; on
     failure the temporary file is removed and `path` is left as it was. The file keeps the
-    permissions of the one it replaces, else `mode`, else `file_mode()`. `check`, when given,
+    permissions of the one it replaces, else `mode`, else `file_mode()`; with `owner` (uid,
+    gid) it is given that owner and group, or nothing is replaced. `check`, when given,
     runs once the new bytes are on disk, just before the rename: if it raises, nothing is
     replaced (a writer uses it to make sure `path` did not change meanwhile).
     """
@@ -161,6 +163,8 @@ def write_atomically(path: str, data: bytes | Iterable[bytes], *, mode: int | No
         try:
             for chunk in ([data] if isinstance(data, bytes | bytearray | memoryview) else data):
                 write_all(fd, bytes(chunk))
+            if owner is not None:
+                _own(fd, *owner)
             os.fchmod(fd, final_mode)
             os.fsync(fd)
         finally:
@@ -182,6 +186,17 @@ def _write_through(path: str, data: bytes | Iterable[bytes]) -> None:
             write_all(fd, bytes(chunk))
     finally:
         os.close(fd)
+
+
+def _own(fd: int, uid: int, gid: int) -> None:
+    info = os.fstat(fd)
+    if (info.st_uid, info.st_gid) == (uid, gid):
+        return
+    try:
+        os.fchown(fd, uid, gid)
+    except PermissionError:
+        raise OSError(errno.EPERM, "the new file cannot be given the owner and group of the "
+                      f"old one (uid {uid}, gid {gid})") from None
 
 
 def _sync_dir(folder: str) -> None:

@@ -7,9 +7,9 @@ default, and another agent's history is read by its importer.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
+from sessionctx import limits
 from sessionctx.errors import BadArgument
 from sessionctx.formats.common import not_a_file
 from sessionctx.formats.detect import decode_document, detect
@@ -37,18 +37,15 @@ def read_session(path: str, fmt: str = "auto", *,
     could be read)."""
     if fmt not in FORMATS:
         raise BadArgument(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-    if path == "-":
-        raw, label = sys.stdin.buffer.read(), "<stdin>"
-    else:
-        try:
-            with open(path, "rb") as f:
-                raw = f.read()
-        except OSError:
-            return read_path(path)  # the core names what is wrong with the path
-        except MemoryError:
-            return ReadResult(problems=[Problem("is too large to read into memory", path,
-                                                fatal=True)])
-        label = path
+    try:
+        if path == "-":
+            raw, label = limits.read_stdin(), "<stdin>"
+        else:
+            raw, label = limits.read_file(path)[0], path
+    except limits.Unreadable as exc:
+        return ReadResult(problems=[Problem(exc.why, exc.label, fatal=True)])
+    except OSError:
+        return read_path(path)  # the core names what is wrong with the path
     return read_raw(raw, label, fmt, progress=progress)
 
 

@@ -9,11 +9,10 @@ with its file and line, and every good record around it is kept. The record and 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from sessionctx import decoding
+from sessionctx import decoding, limits
 from sessionctx.branches import has_tree, id_index, select_branch
 from sessionctx.changes import Source
 from sessionctx.gcpause import paused_gc
@@ -59,6 +58,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+NUL_LINE = "line holds NUL bytes (binary data, or a write the file system zero-filled)"
 
 # ---------------------------------------------------------------------------------------------
 # Reading
@@ -70,12 +70,10 @@ def read_path(path: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
               progress: Progress | None = None) -> ReadResult:
     """Read sessionctx's own records from a file, or from stdin when `path` is '-' (another
     agent's file reads as unknown records here: `sessionctx.read_session` detects the format)."""
-    if path == "-":
-        return read_bytes(sys.stdin.buffer.read(), "<stdin>", max_line_bytes=max_line_bytes,
-                          progress=progress)
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        raw = limits.read_stdin() if path == "-" else limits.read_file(path)[0]
+    except limits.Unreadable as exc:
+        return _fatal(exc.label, exc.why)
     except IsADirectoryError:
         return _fatal(path, "is a directory, not a session file")
     except FileNotFoundError:
@@ -84,6 +82,7 @@ def read_path(path: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         return _fatal(path, "permission denied")
     except OSError as exc:
         return _fatal(path, f"cannot be read: {exc.strerror or exc}")
+    path = "<stdin>" if path == "-" else path
     return read_bytes(raw, path, max_line_bytes=max_line_bytes, progress=progress)
 
 
@@ -99,10 +98,12 @@ def read_bytes(raw: bytes, path: str | None = None, *,
 
 def _read_bytes(raw: bytes, path: str | None, max_line_bytes: int,
                 progress: Progress | None, array: list[Any] | None = None) -> ReadResult:
-    head = raw[:8192]
-    if b"\x00" in head:
-        return _fatal(path, "is a binary file, not a session transcript")
     body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    if b"\x00" in raw[:8192]:  # read line by line: each line holding NULs is named
+        result = _read_lines(body, path, max_line_bytes, progress)
+        if not result.records:
+            return _fatal(path, "is a binary file, not a session transcript")
+        return result
     stripped = body.lstrip()
     if not stripped:
         return _fatal(path, "is empty: no records")
@@ -239,8 +240,9 @@ def _objects_of_lines(lines: list[bytes], first_line: int, path: str | None,
         except decoding.Malformed as exc:
             if not line.strip():
                 continue
-            problems.append(Problem(_line_error(exc, last_is_torn and lineno == last),
-                                    path, lineno))
+            why = NUL_LINE if b"\x00" in line else \
+                _line_error(exc, last_is_torn and lineno == last)
+            problems.append(Problem(why, path, lineno))
             continue
         if not isinstance(data, dict):
             problems.append(Problem(f"expected a JSON object, got {json_type(data)}", path,

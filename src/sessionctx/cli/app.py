@@ -53,6 +53,9 @@ class App(click.Group):
             return super().invoke(ctx)
         except SessionctxError as exc:
             raise Failure(str(exc)) from None
+        except MemoryError:
+            raise Failure("out of memory: the input is too large for this machine; lower "
+                          "--max-input to refuse it up front (docs/safety.md)") from None
         except BrokenPipeError:
             sys.exit(BROKEN_PIPE)
 

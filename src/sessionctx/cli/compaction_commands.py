@@ -52,6 +52,9 @@ def _counter(tokenizer: str) -> TokenCounter:
 @click.option("--force", is_flag=True,
               help="When the keep rules keep everything, cut at the start of the active turn.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the prompt; write nothing.")
+@click.option("--force-live", is_flag=True,
+              help="Append even while another process holds the session file open for "
+                   "writing (see docs/safety.md).")
 @click.option("--timeout", type=finite_float(0, min_open=True), default=180.0,
               show_default=True, metavar="SECONDS", help="Give up on the summarizer after this.")
 @click.option("--max-identifiers", type=click.IntRange(min=0), default=40, show_default=True,
@@ -64,8 +67,9 @@ def _counter(tokenizer: str) -> TokenCounter:
 @build_options
 @source_options(appends=True)
 def compact(source: SessionSource, spec: str | None, keep_turns: int, keep_tokens: int,
-            force: bool, dry_run: bool, timeout: float, max_identifiers: int, chunk_tokens: int,
-            as_json: bool, tokenizer: str, options: BuildOptions) -> None:
+            force: bool, dry_run: bool, force_live: bool, timeout: float,
+            max_identifiers: int, chunk_tokens: int, as_json: bool, tokenizer: str,
+            options: BuildOptions) -> None:
     """Summarize the older part of the session at PATH and append a checkpoint.
 
     Exit 0 when a checkpoint was appended (or the dry run planned one), 1 when nothing was
@@ -78,7 +82,7 @@ def compact(source: SessionSource, spec: str | None, keep_turns: int, keep_token
 
     settings = cp.Settings(keep_turns, keep_tokens, force, max_identifiers, chunk_tokens,
                            build=options, counter=_counter(tokenizer))
-    target = open_target(source)
+    target = open_target(source, force_live=force_live)
     summarizer = None
     if not dry_run:
         if spec is None:
@@ -156,16 +160,19 @@ def _print_written(written: Written, target: Target, as_json: bool) -> None:
 @main.command()
 @click.option("--before", "before", required=True, metavar="CHECKPOINT", type=TEXT,
               help="The checkpoint to undo: its id, or its line (file) or seq (store) number.")
+@click.option("--force-live", is_flag=True,
+              help="Append even while another process holds the session file open for "
+                   "writing (see docs/safety.md).")
 @json_option
 @source_options(appends=True)
-def restore(source: SessionSource, before: str, as_json: bool) -> None:
+def restore(source: SessionSource, before: str, force_live: bool, as_json: bool) -> None:
     """Append a checkpoint that brings back the context as it was before CHECKPOINT.
 
     Nothing is deleted; the undone checkpoint stays in the history. Exit 0 appended, 1 not.
     """
     from sessionctx.compaction import checkpoint as cp
 
-    target = open_target(source)
+    target = open_target(source, force_live=force_live)
     snapshot = target.snapshot()
     warn_problems(snapshot.problems)
     try:

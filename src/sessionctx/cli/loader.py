@@ -96,7 +96,7 @@ def _store_records(source: SessionSource) -> list[Record]:
     from sessionctx.store import open_store
 
     assert source.session is not None
-    with closing(open_store(source.store_url)) as store:
+    with closing(open_store(source.store_url, create=False)) as store:
         records = store.records(source.session)
     if not records:
         raise InputError(f"no session {source.session!r} in the store")
@@ -123,9 +123,10 @@ def load(source: SessionSource) -> Loaded:
     return loaded
 
 
-def open_target(source: SessionSource) -> Target:
+def open_target(source: SessionSource, *, force_live: bool = False) -> Target:
     """Where a command that appends writes: the JSONL file at PATH, or the store's session
-    (the store is closed when the command ends)."""
+    (the store is closed when the command ends). `force_live` appends to a file even while
+    another process holds it open for writing."""
     check_source(source)
     if source.session is not None:
         from sessionctx.compaction.store_target import StoreTarget
@@ -140,4 +141,4 @@ def open_target(source: SessionSource) -> Target:
                                  "stdin", param_hint="PATH")
     from sessionctx.compaction.target import FileTarget
 
-    return FileTarget(source.path)
+    return FileTarget(source.path, force_live)

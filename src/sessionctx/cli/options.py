@@ -93,6 +93,16 @@ note_unpaired_option = click.option(
          "the call was interrupted and its outcome is unknown.")
 
 
+def _max_input(_ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    from sessionctx.errors import BadArgument
+    from sessionctx.limits import parse_size, set_max_input
+
+    try:
+        set_max_input(None if value is None else parse_size(value))
+    except BadArgument as exc:
+        raise click.BadParameter(str(exc), param=param) from None
+
+
 def source_options(*, appends: bool = False) -> Decorator:
     """PATH, or --store/--session; and unless the command appends to the session (which needs
     a native JSONL file), --from and --leaf."""
@@ -104,6 +114,9 @@ def source_options(*, appends: bool = False) -> Decorator:
                          help="For tree-shaped sessions (pi): the entry whose branch to read "
                               "(default: the last entry).")]
     options += [
+        click.option("--max-input", metavar="SIZE", expose_value=False, callback=_max_input,
+                     help="Refuse an input larger than SIZE (e.g. 500M, 4G; default "
+                          "$SESSIONCTX_MAX_INPUT or 1G)."),
         click.option("--session", "session", metavar="ID", type=TEXT,
                      help="Read session ID from the store instead of PATH."),
         store_option,

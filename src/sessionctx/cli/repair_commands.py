@@ -24,15 +24,19 @@ from sessionctx.render import counted
               help="Keep the original here (default PATH.bak-<UTC timestamp>); an existing "
                    "file is never overwritten.")
 @click.option("--no-backup", is_flag=True, help="Keep no copy of the original.")
+@click.option("--force", is_flag=True,
+              help="Write even while another process holds the file open for writing (what "
+                   "it appends after the swap is kept in the backup and reported).")
 def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: bool,
-           backup_path: str | None, no_backup: bool) -> None:
+           backup_path: str | None, no_backup: bool, force: bool) -> None:
     """Rewrite the session at PATH in its own format so its agent can resume it.
 
     Unanswered calls, orphan and duplicate results and unreadable lines are taken out; every
     other line is written back byte for byte, and no result is ever made up. For a store
     session (--store/--session) the repaired context is appended as a checkpoint. Exit 0
     repaired (or nothing to repair), 1 written but something is left that repair cannot fix,
-    2 the input could not be read, or changed while being repaired (nothing written).
+    2 the input could not be read, changed while being repaired, or another process is
+    writing it (nothing written). See docs/safety.md.
     """
     if backup_path is not None and no_backup:
         raise click.UsageError("give --backup PATH or --no-backup, not both")
@@ -50,10 +54,10 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
     backup: str | bool = False if no_backup else (backup_path or True)
     try:
         result = run_repair(path, source.fmt, leaf=source.leaf, dry_run=dry_run,
-                            note_unpaired=note_unpaired, backup=backup)
+                            note_unpaired=note_unpaired, backup=backup, force=force)
     except OSError as exc:
         fail(f"{path}: cannot be written: {exc.strerror or exc}; the original is unchanged")
-    code = 1 if result.remaining else 0
+    code = 1 if result.remaining or result.late else 0
     if as_json:
         emit_json({**result.to_json(), "dry_run": dry_run, "diff": result.diff})
         sys.exit(code)
@@ -71,6 +75,10 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
         click.echo("the file is unchanged: repair cannot take out of it what is left below")
     else:
         click.echo(f"{result.note or 'nothing to repair'}; the file is unchanged")
+    if result.unfinished:
+        click.echo(f"  {result.unfinished}")
+    if result.late:
+        click.echo(f"warning: {result.late}")
     if result.remaining:
         click.echo(f"{counted(len(result.remaining), 'problem')} left (`sessionctx build` "
                    "leaves them out of what it sends):")

@@ -28,10 +28,12 @@ def store_group() -> None:
     under its own name: sessionctx sessions, import, export)."""
 
 
-def _with_store(url: str | None, use: Callable[[Store], T]) -> T:
+def _with_store(url: str | None, use: Callable[[Store], T], *, create: bool = False) -> T:
+    """Run `use` on the store at `url`; only a command that writes (`create`) makes a
+    missing PostgreSQL schema and its tables."""
     from sessionctx.store import open_store
 
-    with closing(open_store(url)) as store:
+    with closing(open_store(url, create=create)) as store:
         return use(store)
 
 
@@ -81,7 +83,7 @@ def import_(path: str, session: str, fmt: str, again: bool, store_url: str | Non
         held = 0 if again else _held_prefix(store.records(session), result.records)
         return store.import_records(session, result.records[held:]), held
 
-    seqs, held = _with_store(store_url, append)
+    seqs, held = _with_store(store_url, append, create=True)
     span = f"seq {seqs[0]}..{seqs[-1]}" if seqs else "nothing"
     if held:
         click.echo(f"{session} already holds the first {counted(held, 'record')} of {path}; "

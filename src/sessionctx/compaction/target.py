@@ -15,9 +15,12 @@ from typing import Any, Protocol
 
 import msgspec
 
+from sessionctx import limits
 from sessionctx.errors import SessionChanged, SessionctxError
 from sessionctx.files import append_whole
+from sessionctx.live_writers import refuse_if_written, unfinished_tail
 from sessionctx.records import Problem, Record, has_tree, select_branch
+from sessionctx.replace import check_replaceable
 
 __all__ = ["FileTarget", "SessionChanged", "Snapshot", "Target", "TargetError", "branch_of"]
 
@@ -71,6 +74,7 @@ def _last_line(raw: bytes) -> bytes:
 @dataclass(slots=True)
 class FileTarget:
     path: str
+    force: bool = False  # append even while another process holds the file open for writing
 
     @property
     def label(self) -> str:
@@ -82,10 +86,18 @@ class FileTarget:
 
     def snapshot(self) -> Snapshot:
         try:
-            with open(self.path, "rb") as f:
-                raw = f.read()
+            raw, info = limits.read_file(self.path)
+            mtime = info.st_mtime_ns
+        except limits.Unreadable as exc:
+            raise TargetError(str(exc)) from None
         except OSError as exc:
             raise TargetError(f"{self.path}: cannot be read: {exc.strerror or exc}") from exc
+        start = unfinished_tail(raw, mtime)
+        if start >= 0:
+            line = raw.count(b"\n", 0, start) + 1
+            raise SessionChanged(f"{self.path}: line {line} has no newline yet and was "
+                                 "written just now: its agent may still be writing it, so "
+                                 "nothing is appended after it")
         from sessionctx.inputs import read_raw
 
         result = read_raw(raw, self.path)
@@ -110,6 +122,9 @@ class FileTarget:
         size, lines, last = snapshot.guard
         line = b"".join(msgspec.json.encode(record) + b"\n" for record in records)
         try:
+            check_replaceable(self.path, os.stat(self.path), links=False)
+            if not self.force:
+                refuse_if_written(self.path, "--force-live")
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
         except OSError as exc:
             raise TargetError(f"{self.path}: cannot be written: {exc.strerror or exc}") from exc
@@ -126,9 +141,41 @@ class FileTarget:
                                      "checkpoint not written")
             prefix = b"" if tail.endswith(b"\n") or size == 0 else b"\n"
             append_whole(fd, prefix + line)
+            _landed(fd, self.path, size, prefix + line, records[0])
         except OSError as exc:
             raise TargetError(f"{self.path}: cannot be written: {exc.strerror or exc}; nothing "
                               "was written") from exc
         finally:
             os.close(fd)  # releases the lock
         return int(lines) + (2 if prefix else 1)
+
+
+def _landed(fd: int, path: str, size: int, data: bytes, record: dict[str, Any]) -> None:
+    """Make sure the checkpoint went where it was planned, right after the `size` bytes seen
+    under the lock: a writer that does not lock could have appended between the check and the
+    write. If one did, the checkpoint is after its lines, which it would hide: say so."""
+    if os.pread(fd, len(data), size) == data:
+        return
+    end = os.fstat(fd).st_size
+    grown = os.pread(fd, end - size, size)
+    at = grown.find(data)
+    line = "an unknown line"
+    if at >= 0:
+        newlines = raw_lines(fd, size) + grown.count(b"\n", 0, at)
+        line = f"line {newlines + 1}"
+    ident = record.get("id", "")
+    raise TargetError(f"{path}: another process wrote to the session while the checkpoint was "
+                      f"appended; the checkpoint (at {line}) may hide what it wrote: undo it "
+                      f"with `sessionctx restore {path} --before {ident}`")
+
+
+def raw_lines(fd: int, size: int) -> int:
+    """The newlines in the first `size` bytes of `fd`."""
+    count, offset = 0, 0
+    while offset < size:
+        chunk = os.pread(fd, min(1 << 20, size - offset), offset)
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        offset += len(chunk)
+    return count

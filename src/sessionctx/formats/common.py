@@ -16,6 +16,7 @@ from sessionctx.changes import Source
 from sessionctx.records import (
     DEFAULT_MAX_LINE_BYTES,
     INVALID,
+    NUL_LINE,
     Problem,
     Progress,
     ReadResult,
@@ -141,7 +142,8 @@ def jsonl_objects(raw: bytes, path: str | None, result: ReadResult,
         try:
             data = decoding.decode(line)
         except decoding.Malformed as exc:
-            result.problems.append(Problem(exc.reason, path, lineno))
+            why = NUL_LINE if b"\x00" in line else exc.reason
+            result.problems.append(Problem(why, path, lineno))
             continue
         if not isinstance(data, dict):
             result.problems.append(Problem("expected a JSON object", path, lineno))

@@ -52,6 +52,17 @@ _CONTINUED = b" "  # starts every line of a batch but its last
 
 
 @dataclass(frozen=True, slots=True)
+class _Known:
+    """A session file as this store last left it: a later append whose file still matches
+    (same inode, size and mtime) needs no scan, and one that grew is scanned from here."""
+
+    ino: int
+    size: int
+    mtime_ns: int
+    last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class _Scan:
     records: list[Record]
     problems: list[Problem]
@@ -137,6 +148,7 @@ class JsonlStore:
             make_dirs(directory)
         except OSError as exc:
             raise StoreError(f"{directory}: cannot create: {exc.strerror or exc}") from None
+        self._known: dict[str, _Known] = {}
 
     def _file(self, session: str) -> str:
         return os.path.join(self.directory, quote(check_session(session), safe="") + SUFFIX)
@@ -247,8 +259,33 @@ class JsonlStore:
 
     def _locked_scan(self, fd: int, path: str) -> tuple[int, bool]:
         """The session's last seq as this writer holds the file, and whether the file ends in
-        a torn line; a batch a crash left unfinished at the end is removed first."""
-        size = os.fstat(fd).st_size
+        a torn line; a batch a crash left unfinished at the end is removed first. The file is
+        read only from where this store last left it, when it still starts the same way."""
+        info = os.fstat(fd)
+        known = self._known.pop(path, None)
+        if known is not None and known.ino == info.st_ino and known.size <= info.st_size:
+            if known.size == info.st_size and known.mtime_ns == info.st_mtime_ns:
+                return known.last_seq, False
+            grown = self._grown(fd, path, known, info.st_size)
+            if grown is not None:
+                return grown
+        return self._scan_whole(fd, path, info.st_size)
+
+    def _grown(self, fd: int, path: str, known: _Known, size: int) -> tuple[int, bool] | None:
+        """The last seq and torn state from the bytes other writers appended after `known`
+        (whole lines and batches of their own); None when they must be read with the rest."""
+        tail = os.pread(fd, size - known.size, known.size)
+        if tail.startswith(b"\n") or not tail.strip():
+            return None  # it ends a line this store did not see torn, or is blank
+        try:
+            scan = self._scan(path, tail)
+        except StoreError:
+            return None
+        if scan.unfinished_at is not None:
+            return None  # the whole-file path removes it, with the same rules
+        return known.last_seq + len(scan.records), not tail.endswith(b"\n")
+
+    def _scan_whole(self, fd: int, path: str, size: int) -> tuple[int, bool]:
         raw = os.pread(fd, size, 0) if size else b""
         scan = self._scan(path, raw)
         if scan.unfinished_at is not None:
@@ -280,7 +317,12 @@ class JsonlStore:
         with self._locked(session) as (fd, path):
             last, torn = self._locked_scan(fd, path)
             self._write(fd, path, torn, rows)
+            self._remember(fd, path, last + len(rows))
         return list(range(last + 1, last + 1 + len(rows)))
+
+    def _remember(self, fd: int, path: str, last_seq: int) -> None:
+        info = os.fstat(fd)
+        self._known[path] = _Known(info.st_ino, info.st_size, info.st_mtime_ns, last_seq)
 
     def append_checkpoint(self, session: str, checkpoint: dict[str, Any], *,
                           expected_last_seq: int) -> int:
@@ -294,6 +336,7 @@ class JsonlStore:
                     f"is {last}, the checkpoint was made from {expected_last_seq}; make it "
                     "again from the current records")
             self._write(fd, path, torn, [row])
+            self._remember(fd, path, last + 1)
         return last + 1
 
     def import_records(self, session: str, records: list[Record]) -> list[int]:

@@ -21,16 +21,17 @@ def default_url() -> str:
     return "sqlite:///" + str(Path(base) / "sessionctx" / "sessions.db")
 
 
-def open_store(url: str | None = None) -> Store:
+def open_store(url: str | None = None, *, create: bool = True) -> Store:
     """Open the store at `url` (sqlite:///file, jsonl:///dir, postgresql://...).
 
     Without a URL: $SESSIONCTX_STORE, else sessions.db under the user's data directory.
+    `create=False` (for a command that only reads) makes no PostgreSQL schema or tables.
     """
     url = url or default_url()
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme in ("postgresql", "postgres"):
         from sessionctx.store.postgres import PostgresStore
-        return PostgresStore(url)
+        return PostgresStore(url, create=create)
     if scheme == "sqlite":
         from sessionctx.store.sqlite import SqliteStore
         return SqliteStore(_path_of(url))

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 APP = "sessionctx"
 SCHEMA_VERSION = 1
-_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = ((
     """CREATE TABLE {s}.sessions (
@@ -52,7 +52,7 @@ def split_url(url: str) -> tuple[str, str]:
     query = parse_qsl(parsed.query)
     schema = next((v for k, v in query if k == "schema"), "sessionctx")
     rest = urlencode([(k, v) for k, v in query if k != "schema"])
-    if not _NAME.match(schema):
+    if not _NAME.fullmatch(schema):  # fullmatch: `$` would let a trailing newline through
         raise StoreError(f"schema {schema!r} must be a lowercase SQL identifier")
     return urlunparse(parsed._replace(query=rest)), schema
 
@@ -63,7 +63,10 @@ class PostgresStore(SqlReads):
     PARAM = "%s"
     TRUE = "TRUE"
 
-    def __init__(self, url: str, *, lock_timeout_ms: int = 30000) -> None:
+    def __init__(self, url: str, *, lock_timeout_ms: int = 30000, create: bool = True) -> None:
+        """`create`: make the schema and its tables when missing; a command that only reads
+        passes False, and a missing store then reads as one without sessions."""
+        self._create, self._absent = create, False
         try:
             import psycopg
         except ImportError:
@@ -89,7 +92,6 @@ class PostgresStore(SqlReads):
         with db.transaction():
             db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                        (f"sessionctx:{self.schema}",))
-            db.execute(self._sql("CREATE SCHEMA IF NOT EXISTS {s}"))
             tables = {r[0] for r in db.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
                 (self.schema,))}
@@ -97,6 +99,10 @@ class PostgresStore(SqlReads):
                 raise NotASessionStore(f"{self.where}: schema holds tables "
                                        f"{', '.join(sorted(tables))} but is not a sessionctx "
                                        "store")
+            if not tables and not self._create:
+                self._absent = True  # nothing is made by a command that only reads
+                return
+            db.execute(self._sql("CREATE SCHEMA IF NOT EXISTS {s}"))
             version = 0
             if tables:
                 row = db.execute(self._sql(
@@ -134,6 +140,8 @@ class PostgresStore(SqlReads):
 
     def _insert(self, session: str, rows: list[bytes], kinds: list[tuple[str, bool]],
                 expected_last_seq: int | None = None) -> list[int]:
+        if self._absent:
+            raise StoreError(f"{self.where}: opened for reading, and holds no sessionctx store")
         db = self._db
         with db.transaction():
             db.execute(self._sql(
@@ -194,6 +202,8 @@ class PostgresStore(SqlReads):
         for arg in args:
             if isinstance(arg, str):
                 check_session(arg)
+        if self._absent:
+            return []
         try:
             with self._db.transaction():
                 return self._db.execute(self._sql(sql), args).fetchall()

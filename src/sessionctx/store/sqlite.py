@@ -8,8 +8,10 @@ skip a seq. A partial index over valid checkpoints finds where context loading s
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -75,6 +77,20 @@ def _create_private(path: str) -> None:
         raise StoreError(f"{path}: cannot create: {exc.strerror or exc}") from None
 
 
+def _busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _wait(exc: sqlite3.Error, deadline: float, attempt: int) -> bool:
+    """Sleep before another try when `exc` is a lock and time is left; False otherwise."""
+    left = deadline - time.monotonic()
+    if not _busy(exc) or left <= 0:
+        return False
+    time.sleep(min(left, 0.01 * 2 ** min(attempt, 5)))
+    return True
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
@@ -95,19 +111,24 @@ class SqliteStore(SqlReads):
         except OSError as exc:
             raise StoreError(f"{path}: cannot create {parent}: {exc.strerror or exc}") from None
         _create_private(path)
-        try:
-            self._db = sqlite3.connect(path, timeout=timeout, isolation_level=None,
-                                       check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
-        try:
-            self._setup()
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise self._error(exc) from None
-        except StoreError:
-            self._db.close()
-            raise
+        self._timeout = timeout
+        deadline = time.monotonic() + timeout
+        for attempt in itertools.count():
+            try:
+                self._db = sqlite3.connect(path, timeout=timeout, isolation_level=None,
+                                           check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise self._error(exc) from None
+            try:
+                self._setup()
+                break
+            except sqlite3.Error as exc:
+                self._db.close()
+                if not _wait(exc, deadline, attempt):
+                    raise self._error(exc) from None
+            except StoreError:
+                self._db.close()
+                raise
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -178,13 +199,23 @@ class SqliteStore(SqlReads):
             return StoreError(f"{self.path}: cannot open the database ({text})")
         return StoreError(f"{self.path}: {text}")
 
+    def _until_free(self, statement: str) -> None:
+        """Run `statement`, waiting out a lock for the whole timeout: SQLite's own busy
+        handler is not called on every path (a database whose last writer was killed is
+        recovered under a lock others are told about at once)."""
+        deadline = time.monotonic() + self._timeout
+        for attempt in itertools.count():
+            try:
+                self._db.execute(statement)
+                return
+            except sqlite3.Error as exc:
+                if not _wait(exc, deadline, attempt):
+                    raise self._error(exc) from None
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
+        self._until_free("BEGIN IMMEDIATE")
         try:
             yield db
         except BaseException:
@@ -192,11 +223,11 @@ class SqliteStore(SqlReads):
                 db.execute("ROLLBACK")
             raise
         try:
-            db.execute("COMMIT")
-        except sqlite3.Error as exc:
+            self._until_free("COMMIT")
+        except StoreError:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            raise self._error(exc) from None
+            raise
 
     def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
         for arg in args:

@@ -8,15 +8,15 @@ Lines that need no repair are written back byte for byte; no result is ever made
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
+from sessionctx import limits
 from sessionctx.context import PendingCall
 from sessionctx.errors import SessionChanged
-from sessionctx.files import create_new, write_atomically
+from sessionctx.live_writers import unfinished_tail
+from sessionctx.replace import Fingerprint, fingerprint, replace
 from sessionctx.writeback.edits import Fix, unified_diff
 from sessionctx.writeback.plan import Plan, RepairError, plan_repair
 
@@ -45,6 +45,8 @@ class RepairResult:
     note: str = ""  # why there is nothing to repair, when the format says so
     before: bytes = field(default=b"", repr=False)
     after: bytes = field(default=b"", repr=False)
+    late: str | None = None  # lines a writer appended to the original after the swap
+    unfinished: str | None = None  # a last line still being written, left as it is
 
     @cached_property
     def diff(self) -> str:
@@ -57,69 +59,47 @@ class RepairResult:
         return {"path": self.path, "format": self.format, "written": self.written,
                 "backup": self.backup, "changes": [f.to_json() for f in self.fixes],
                 "pending_calls": [p.to_json() for p in self.pending_calls],
-                "remaining": self.remaining, **({"note": self.note} if self.note else {})}
-
-
-def default_backup(path: str, now: datetime | None = None) -> str:
-    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
-    return f"{path}.bak-{stamp}"
+                "remaining": self.remaining, **({"note": self.note} if self.note else {}),
+                "late": self.late, "unfinished": self.unfinished}
 
 
 def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bool = False,
-           note_unpaired: bool = False, backup: str | bool = True) -> RepairResult:
+           note_unpaired: bool = False, backup: str | bool = True,
+           force: bool = False) -> RepairResult:
     """Repair the session file at `path` in place.
 
     `backup`: True keeps the original at `PATH.bak-<UTC timestamp>`, a string names the
     backup file, False keeps none. An existing file is never overwritten by a backup. Raises
     `SessionChanged` when the file changes between reading and replacing (nothing written),
+    `LiveWriter` when another process holds it open for writing (unless `force`),
     `RepairError` when it cannot be read or repaired, `OSError` when it cannot be written.
     """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        raise RepairError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    plan = plan_repair(raw, path, fmt, leaf=leaf, note_unpaired=note_unpaired)
+    raw, seen = read_session(path)
+    start = unfinished_tail(raw, seen[3])
+    head, tail = (raw, b"") if start < 0 else (raw[:start], raw[start:])
+    if start == 0:
+        raise RepairError(f"{path}: its only line has no newline yet (its agent may still be "
+                          "writing it); nothing to repair")
+    plan = plan_repair(head, path, fmt, leaf=leaf, note_unpaired=note_unpaired)
     out = RepairResult(path, plan.format, plan.fixes, False, None, plan.pending_calls,
-                       plan.remaining, plan.note, plan.before, plan.after)
+                       plan.remaining, plan.note, raw, plan.after + tail)
+    if tail:
+        line = head.count(b"\n") + 1
+        out.unfinished = (f"line {line} has no newline yet and was written just now: left as "
+                          "it is (its agent may still be writing it)")
     if dry_run or not plan.changed:
         return out
-
-    def unchanged() -> None:
-        try:
-            with open(path, "rb") as f:
-                now = f.read()
-        except OSError:
-            now = b""
-        if now != raw:
-            raise SessionChanged(f"{path} changed while it was being repaired (is its agent "
-                                 "still running?); nothing was written")
-
-    unchanged()
-    if backup is not False:
-        out.backup = _keep(path, raw, backup if isinstance(backup, str) else None)
-    try:
-        write_atomically(path, plan.after, check=unchanged)
-    except SessionChanged:
-        if out.backup is not None and not isinstance(backup, str):
-            os.unlink(out.backup)  # it would only copy a state the file has already left
-            out.backup = None
-        raise
-    out.written = True
+    done = replace(path, raw, seen, out.after, backup=backup, force=force)
+    out.written, out.backup, out.late = True, done.backup, done.late_note(path)
     return out
 
 
-def _keep(path: str, raw: bytes, named: str | None) -> str:
-    """Write the original to the backup file (owner-only), never over an existing file."""
-    if named is not None:
-        create_new(named, raw)
-        return named
-    base = default_backup(path)
-    for attempt in range(1000):
-        candidate = base if attempt == 0 else f"{base}-{attempt}"
-        try:
-            create_new(candidate, raw)
-        except FileExistsError:
-            continue
-        return candidate
-    raise FileExistsError(f"no free backup name beside {path}")
+def read_session(path: str) -> tuple[bytes, Fingerprint]:
+    """The bytes of the session file and what it was when read."""
+    try:
+        raw, info = limits.read_file(path)
+    except limits.Unreadable as exc:
+        raise RepairError(str(exc)) from None
+    except OSError as exc:
+        raise RepairError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    return raw, fingerprint(info)

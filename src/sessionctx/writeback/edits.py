@@ -126,6 +126,12 @@ class Lines:
     def kept(self) -> Iterator[int]:
         return (n for n in self.numbers() if n not in self.removed)
 
+    def _ending(self, n: int) -> bytes:
+        """The line ending of an inserted line: that of the line it follows (the first line
+        for one inserted at the start), so a CRLF file stays CRLF."""
+        near = self.original[max(n, 1) - 1] if self.original else b""
+        return b"\r\n" if near.endswith(b"\r") else b"\n"
+
     def render(self) -> bytes:
         pieces: list[bytes] = []
         last = len(self.original)
@@ -135,9 +141,10 @@ class Lines:
                 if n < last or self.terminated:
                     pieces.append(b"\n")
             for extra in self.inserted.get(n, []):
+                eol = self._ending(n)
                 if pieces and not pieces[-1].endswith(b"\n"):
-                    pieces.append(b"\n")
-                pieces.append(extra + b"\n")
+                    pieces.append(eol)
+                pieces.append(extra + eol)
         out = b"".join(pieces)
         return _BOM + out if self.bom and out else out
 
