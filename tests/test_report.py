@@ -527,3 +527,39 @@ def _page_of(path: Path) -> bytes:
     ctx = build_context(records)
     return report_page(records, ctx, label=path.name, fmt=read.format,
                        problems=read.problems, off_branch=off)
+
+
+def test_each_provider_turn_is_held_by_its_own_record(fixtures: Path, tmp_path: Path) -> None:
+    """Responses for a Codex session drops reasoning made for another model: each call item
+    is then encoded anew, and still goes with the record that made the call, not the one
+    before it."""
+    from click.testing import CliRunner
+
+    from sessionctx.cli import main
+
+    out = tmp_path / "r.html"
+    rollout = next((fixtures / "codex").glob("rollout-*.jsonl"))
+    result = CliRunner().invoke(main, ["report", str(rollout), "--provider",
+                                       "openai-responses", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    rows = [r for c in re.findall(r'class="sx-rows" data-chunk="\d+">(.*?)</script>', html,
+                                  re.DOTALL) for r in json.loads(c)]
+    found = re.search(r'id="sx-turns">(.*?)</script>', html, re.DOTALL)
+    assert found is not None
+    turns = json.loads(found[1])
+    held: list[int] = []
+    expected = {"user": {"message"}, "assistant": {"message", "function_call", "reasoning"},
+                "toolResult": {"function_call_output"}}
+    for row in rows:
+        if not row["cx"]:
+            assert not row.get("pv")
+            continue
+        assert row["pv"], row["s"]
+        for t in row["pv"]:
+            body = turns[t]["body"]
+            assert body.get("type", "message") in expected[row["r"]], (row["s"], body)
+            if body.get("type") == "message":
+                assert (body["role"] == "user") == (row["r"] == "user"), row["s"]
+        held += row["pv"]
+    assert sorted(held) == list(range(len(turns)))  # every turn once, in one row

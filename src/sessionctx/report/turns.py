@@ -47,6 +47,7 @@ def turns_of_messages(messages: Sequence[Message], body: dict[str, Any]
     """
     owner: dict[int, int] = {}
     by_text: dict[str, int] = {}
+    caller = _callers(messages)
     for j, message in enumerate(messages):
         for s in _strings(message):
             # a string met in two messages (an interned role or type) says nothing
@@ -67,8 +68,32 @@ def turns_of_messages(messages: Sequence[Message], body: dict[str, Any]
                 j = by_text.get(s, -1)
             if j >= 0:
                 found.add(j)
-        found = found or previous
+        if not found:  # a call item encoded anew: the message that made the call
+            j = caller.get(_call_id(turn), -1)
+            found = {j} if j >= 0 else previous
         for j in sorted(found):
             into[j].append(k)
         previous = found
     return turns, into
+
+
+def _callers(messages: Sequence[Message]) -> dict[str, int]:
+    """Each call id, and the context message that makes the call."""
+    out: dict[str, int] = {}
+    for j, message in enumerate(messages):
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(
+                    block.get("id"), str):
+                out.setdefault(block["id"].split("|", 1)[0], j)
+    return out
+
+
+def _call_id(turn: Any) -> str:
+    """The call a body turn makes, when it is one call item (a Responses function call)."""
+    if isinstance(turn, dict) and turn.get("type") in ("function_call", "custom_tool_call"):
+        call_id = turn.get("call_id")
+        return call_id if isinstance(call_id, str) else ""
+    return ""
