@@ -193,7 +193,7 @@ def _app(up: Upstream) -> web.Application:
         elif ":generateContent" in path or ":streamGenerateContent" in path:
             kind, problem = gemini_answer, gemini_problem(body)
         else:
-            return web.json_response({"path": path, "query": request.query_string,
+            return web.json_response({"path": path, "raw": request.raw_path,
                                       "method": request.method}, status=404)
         if up.refuse_next is not None:
             problem, up.refuse_next = up.refuse_next, None
