@@ -172,7 +172,12 @@ def _without_signatures(messages: list[Message]) -> list[Message]:
 
 def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
     if api == ANTHROPIC and isinstance(body.get("messages"), list):
-        return {**body, "messages": [_anthropic_message(m) for m in body["messages"]]}
+        out = {**body, "messages": [_anthropic_message(m) for m in body["messages"]]}
+        system = body.get("system")
+        if isinstance(system, list):  # text blocks, each with its own cache_control
+            out["system"] = "\n".join(str(b.get("text", "")) for b in system
+                                       if isinstance(b, dict)) or " "
+        return out
     if api == OPENAI_RESPONSES and isinstance(body.get("input"), (list, str)):
         items = body["input"]
         if isinstance(items, str):
