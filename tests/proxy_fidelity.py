@@ -34,9 +34,7 @@ def valid_body(api: str, rng: random.Random) -> dict[str, Any]:
         messages: list[Any] = []
         for t in range(turns):
             cid = f"toolu_{t}"
-            messages.append({"role": "user", "content": _text(rng)} if not messages or
-                            messages[-1]["role"] == "assistant" and not rng.random() < 0 else
-                            {"role": "user", "content": _text(rng)})
+            messages.append({"role": "user", "content": _text(rng)})
             if rng.random() < 0.5:
                 messages.append({"role": "assistant", "content": [
                     {"type": "text", "text": _text(rng)},

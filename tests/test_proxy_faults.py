@@ -105,13 +105,13 @@ def test_a_32_mb_body_passes_byte_for_byte(wire):
 
 def test_malformed_json_gets_the_upstreams_own_answer(wire):
     up, proxy, _ = wire
-    status, headers, data = post(proxy.url, "/v1/messages", b'{"messages": [')
+    status, _headers, data = post(proxy.url, "/v1/messages", b'{"messages": [')
     assert status == 400 and b"stub: malformed JSON" in data
     assert up.raw[-1] == b'{"messages": ['
 
 
 def test_an_unknown_path_passes_through_untouched(wire):
-    up, proxy, _ = wire
+    _up, proxy, _ = wire
     status, _, data = post(proxy.url, "/v1/some/thing?x=1&y=%C3%A9", b"", method="GET")
     assert status == 404
     assert json.loads(data) == {"path": "/v1/some/thing", "method": "GET",
@@ -138,7 +138,7 @@ def test_fifty_clients_at_once(wire):
 
 
 def test_a_known_refusal_is_repaired_and_retried_once(wire):
-    up, proxy, store = wire
+    up, proxy, _store = wire
     thinking = {"type": "thinking", "thinking": "hmm", "signature": "c2ln" * 30}
     body = {**VALID, "messages": [
         {"role": "user", "content": "hi"},
@@ -177,7 +177,7 @@ def test_previous_response_id_passes_with_a_note(wire):
                        "input": [{"type": "function_call_output", "call_id": "c0",
                                   "output": "x"}]}).encode()
     up.refuse_next = "stub: fine"
-    status, headers, _ = post(proxy.url, "/v1/responses", body)
+    _status, headers, _ = post(proxy.url, "/v1/responses", body)
     assert up.raw[-1] == body and headers["x-sessionctx-note"] == STATE_NOTE
 
 
