@@ -82,13 +82,15 @@ class RepairedRequest:
 
 def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
                    note_unpaired: bool = False, force: bool = False,
-                   drop_signatures: bool = False) -> RepairedRequest:
+                   drop_signatures: bool = False, from_text: bool = False) -> RepairedRequest:
     """`body` as `api` accepts it (one of `APIS`), with what changed and the pending calls.
 
     `model` overrides the body's own for the capability row. `note_unpaired` adds the factual
     note after a removed call. `force` rebuilds a body the validator finds valid (the provider
     refused it all the same); `drop_signatures` also leaves out reasoning whose signature the
-    provider refused. Never raises for what is in the body; an unknown `api` is a BadArgument.
+    provider refused. `from_text`: the body was just decoded from the JSON text the caller
+    holds (a proxy), so it needs no check that it can be sent as JSON. Never raises for what
+    is in the body; an unknown `api` is a BadArgument.
     """
     if api not in HISTORY_KEYS:
         from sessionctx.errors import BadArgument
@@ -96,7 +98,8 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
     chosen = model if model is not None else _model(body)
     thinking, prefill = _settings(api, body)
     found = tuple(v for v in validate(_as_checked(api, body), api, chosen, thinking=thinking,
-                                      prefill=prefill) if not v.message.startswith(_NOT_OURS))
+                                      prefill=prefill, from_text=from_text)
+                  if not v.message.startswith(_NOT_OURS))
     if not found and not force:
         return RepairedRequest(api, body)
     read = _READERS[api](body)

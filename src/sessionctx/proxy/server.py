@@ -137,7 +137,7 @@ class _Proxy:
 
         def check() -> RepairedRequest:
             return repair_request(api, body, model=model, note_unpaired=note, force=force,
-                                  drop_signatures=signatures)
+                                  drop_signatures=signatures, from_text=True)
 
         try:
             fixed = await asyncio.to_thread(check) if len(raw) > OFF_LOOP else check()
