@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sessionctx.changes import ChangeKind
 from sessionctx.cli import main
 from sessionctx.context import Context, build_context
-from sessionctx.importers.detect import decode_document, detect
+from sessionctx.formats.detect import decode_document, detect
 from sessionctx.inputs import read_input
 from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
 from sessionctx.records import CONTEXT, MESSAGE

@@ -15,8 +15,8 @@ import yaml
 
 from sessionctx.changes import ChangeKind
 from sessionctx.context import Context, build_context
-from sessionctx.importers.common import server_block
-from sessionctx.importers.detect import decode_document, detect
+from sessionctx.formats.common import server_block
+from sessionctx.formats.detect import decode_document, detect
 from sessionctx.inputs import read_input
 from sessionctx.providers import BuildRequestOptions, build_request, validate
 from sessionctx.providers.policies.reasoning import AFTER_TEXT, FOREIGN, NOT_FIRST

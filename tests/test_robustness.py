@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from sessionctx import decoding
 from sessionctx.cli import main
-from sessionctx.importers.pyliteral import read_literal
+from sessionctx.formats.pyliteral import read_literal
 from sessionctx.inputs import FORMATS, read_raw
 from sessionctx.records import DEFAULT_MAX_LINE_BYTES, read_bytes
 from tests import fuzzing

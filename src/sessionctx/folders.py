@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from sessionctx.errors import InputError
-from sessionctx.importers.claude_code import subagent_transcripts
+from sessionctx.formats.claude_code.read import subagent_transcripts
 
 SESSION_SUFFIXES = (".jsonl", ".json", ".traj")
 SIDECAR_SUFFIX = ".meta.json"

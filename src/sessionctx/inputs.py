@@ -11,10 +11,10 @@ import sys
 from typing import Any
 
 from sessionctx.errors import BadArgument
+from sessionctx.formats.common import not_a_file
+from sessionctx.formats.detect import decode_document, detect
+from sessionctx.formats.registry import BY_NAME, NAMES, NATIVE, importer
 from sessionctx.gcpause import paused_gc
-from sessionctx.importers import MODULES, importer
-from sessionctx.importers.common import not_a_file
-from sessionctx.importers.detect import NATIVE, decode_document, detect
 from sessionctx.records import (
     CONTEXT,
     INVALID,
@@ -23,29 +23,10 @@ from sessionctx.records import (
     Progress,
     ReadResult,
     document_duplicates,
-    read_bytes,
     read_path,
 )
 
-FORMATS = ("auto", NATIVE, *MODULES)
-EXPECTED = {
-    NATIVE: "sessionctx records: JSONL, a JSON array of records, an xopc_session_transcript "
-            "envelope or pi entries, each with a role, kind or type sessionctx knows",
-    "claude-code": "Claude Code JSONL: lines of type user, assistant, system or summary with a "
-                   "uuid or sessionId",
-    "codex": "Codex rollout JSONL: session_meta, response_item, turn_context, event_msg or "
-             "compacted lines with a payload",
-    "pi": "a pi session: JSONL entries (a session header, message entries with id and "
-          "parentId) or one pi message object",
-    "gemini-cli": "one JSON document: a Gemini CLI session whose messages are user and gemini "
-                  "messages",
-    "openai-chat": "one JSON document: a list of chat messages (role, content), or an object "
-                   "with a messages or history list",
-    "anthropic": "one JSON document: a list of Anthropic messages (role user or assistant, "
-                 "content a string or typed blocks), or an object with such a messages list",
-    "openai-responses": "OpenAI Responses input items: a JSON list of them, JSONL with one a "
-                        "line, or a request object with an input list",
-}
+FORMATS = ("auto", NATIVE, *(n for n in NAMES if n != NATIVE))
 
 
 def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None) -> ReadResult:
@@ -84,8 +65,7 @@ def _read_raw(raw: bytes, path: str | None, fmt: str, progress: Progress | None
     document = _document(raw)
     chosen = detect(raw, document) if fmt == "auto" else fmt
     if chosen == NATIVE:
-        array = document if isinstance(document, list) else None
-        result = read_bytes(raw, path, progress=progress, array=array)
+        result = importer(NATIVE)(raw, path, document, progress)
         if fmt == "auto" and _unrecognised(result):
             return _no_format(path, result)
     else:
@@ -117,7 +97,7 @@ def _not_this_format(path: str | None, fmt: str, raw: bytes, document: Any,
                      why: str | None = None) -> ReadResult:
     found = detect(raw, document)
     hint = f"; it looks like {found}: try --from {found}" if found not in (fmt, NATIVE) else ""
-    return not_a_file(path, fmt, EXPECTED[fmt], why, hint)
+    return not_a_file(path, fmt, BY_NAME[fmt].expected, why, hint)
 
 
 def _document(raw: bytes) -> dict[str, Any] | list[Any] | None:

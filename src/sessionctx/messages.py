@@ -17,7 +17,7 @@ Message = dict[str, Any]
 
 # -- the native shapes ---------------------------------------------------------------------------
 # pi's agent messages, which the importers write and the fold, the provider step and the
-# renderers read. Each key says who writes it (importers/, the context, the provider reader) and
+# renderers read. Each key says who writes it (the readers, the context, the provider reader) and
 # who reads it. A stored message may hold keys not named here: they are kept, never read.
 # `tests/test_messages_types.py` checks that every key the fixtures' messages carry is named.
 
@@ -25,7 +25,7 @@ class TextBlock(TypedDict):
     type: Literal["text"]
     # every importer; the context's notes. Read by `text_of`, `has_substance`, every renderer.
     text: str
-    # importers/responses_items.py: the Responses item a server-run tool call's text stands
+    # formats/openai_responses/items.py: the Responses item a server-run tool call's text stands
     # for, as it was stored. Read by providers/policies/reasoning.py `server_items`, which
     # sends it back as that item to the model that ran it.
     responsesItem: NotRequired[dict[str, Any]]
@@ -59,12 +59,12 @@ class ThinkingBlock(TypedDict):
     thinking: str  # the reasoning text; may be empty when only the signature is kept
     # What the model's API needs to accept the reasoning back: Anthropic's signature (read from
     # `signature` too), or for a redacted block its encrypted data; the Codex importer stores
-    # the whole Responses reasoning item here. Written by importers/claude_code.py and
-    # importers/codex.py, read by providers/policies/reasoning.py (`not_replayable`,
+    # the whole Responses reasoning item here. Written by formats/claude_code/read.py and
+    # formats/codex/read.py, read by providers/policies/reasoning.py (`not_replayable`,
     # `signature_fits`) and the Anthropic, Bedrock, Gemini and Responses renderers.
     thinkingSignature: NotRequired[str | None]
     # Anthropic `redacted_thinking`: no text, the signature is its data. Written by
-    # importers/claude_code.py, read by the Anthropic and Bedrock renderers.
+    # formats/claude_code/read.py, read by the Anthropic and Bedrock renderers.
     redacted: NotRequired[bool]
 
 

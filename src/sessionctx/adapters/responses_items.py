@@ -1,7 +1,7 @@
 """OpenAI Responses input items, one item to one native message and back.
 
 The OpenAI Agents SDK keeps a session as Responses input items. Each item becomes the one
-native message `importers/responses_items.py` maps it to (the mapping every Responses reader
+native message `formats/openai_responses/items.py` maps it to (the mapping every Responses reader
 shares), so the fold can pair, drop and replace; what goes back out is the original item
 itself, or, for a tool output whose older screenshots were replaced, a copy with a note in
 their place. One item per message keeps that mapping exact, which is why the items are not
@@ -15,8 +15,13 @@ from typing import Any
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
-from sessionctx.importers.common import data_url_image, text_block
-from sessionctx.importers.responses_items import OUTPUTS, item_message, item_type, lone_reasoning
+from sessionctx.formats.common import data_url_image, text_block
+from sessionctx.formats.openai_responses.items import (
+    OUTPUTS,
+    item_message,
+    item_type,
+    lone_reasoning,
+)
 from sessionctx.messages import Message
 from sessionctx.screenshots import OMITTED_NOTE
 

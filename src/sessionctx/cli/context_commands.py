@@ -226,7 +226,7 @@ def _print_subagents(source: SessionSource, fmt: str) -> None:
     """Where a Claude Code session's subagent transcripts are, so they are not forgotten."""
     if fmt != "claude-code" or source.path is None:
         return
-    from sessionctx.importers.claude_code import subagent_transcripts
+    from sessionctx.formats.claude_code.read import subagent_transcripts
 
     beside = subagent_transcripts(source.path)
     if beside:
@@ -338,7 +338,7 @@ def explain(source: SessionSource, options: BuildOptions) -> None:
     for line in explain_lines(loaded.records, ctx, loaded.label, loaded.format):
         click.echo(line)
     if loaded.format == "claude-code" and source.path is not None:
-        from sessionctx.importers.claude_code import subagent_transcripts
+        from sessionctx.formats.claude_code.read import subagent_transcripts
 
         beside = subagent_transcripts(source.path)
         if beside:

@@ -28,7 +28,7 @@ from typing import Any
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions, PendingCall, build_context
-from sessionctx.importers.common import message_record
+from sessionctx.formats.common import message_record
 from sessionctx.messages import Message
 from sessionctx.providers.names import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES
 from sessionctx.providers.request import BuildRequestOptions, build_from_messages, validate
@@ -222,17 +222,17 @@ def _responses_item(item: Any) -> Any:
 # ---- the native messages of each API's history
 
 def _read_anthropic(body: dict[str, Any]) -> ReadResult:
-    from sessionctx.importers import anthropic
+    from sessionctx.formats.anthropic import read as anthropic
     return anthropic.read(b"", None, body)
 
 
 def _read_chat(body: dict[str, Any]) -> ReadResult:
-    from sessionctx.importers import openai_chat
+    from sessionctx.formats.openai_chat import read as openai_chat
     return openai_chat.read(b"", None, {k: v for k, v in body.items() if k != "history"})
 
 
 def _read_responses(body: dict[str, Any]) -> ReadResult:
-    from sessionctx.importers import openai_responses
+    from sessionctx.formats.openai_responses import read as openai_responses
     return openai_responses.read(b"", None, body)
 
 

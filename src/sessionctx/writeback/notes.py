@@ -7,11 +7,8 @@ the message it follows and that message's children hang from the note.
 
 from __future__ import annotations
 
-import secrets
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx.changes import Change, ChangeKind
@@ -20,52 +17,9 @@ from sessionctx.writeback import spans
 from sessionctx.writeback.edits import Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links, ids_of
 
-# (the line the note follows, its parent id or None, the note's text) -> (note, its own id)
+# (the line the note follows, its parent id or None, the note's text) -> (note, its own id):
+# each line format's `repair.py` `note`
 Builder = Callable[[dict[str, Any], "str | None", str], "tuple[dict[str, Any], str | None]"]
-
-_CLAUDE_CARRIED = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch")
-
-
-def claude_code_note(anchor: dict[str, Any], parent: str | None, text: str
-                     ) -> tuple[dict[str, Any], str | None]:
-    own = str(uuid.uuid4())
-    note: dict[str, Any] = {"parentUuid": parent}
-    note.update({k: anchor[k] for k in _CLAUDE_CARRIED if k in anchor})
-    note.update({"type": "user", "message": {"role": "user", "content": [
-        {"type": "text", "text": text}]}, "uuid": own,
-        "timestamp": anchor.get("timestamp", _now())})
-    return note, own
-
-
-def pi_note(anchor: dict[str, Any], parent: str | None, text: str
-            ) -> tuple[dict[str, Any], str | None]:
-    inner = anchor.get("message") if anchor.get("type") == "message" else anchor
-    stamp = inner.get("timestamp") if isinstance(inner, dict) else None
-    message = {"role": "user", "content": [{"type": "text", "text": text}],
-               "timestamp": stamp if isinstance(stamp, int) and not isinstance(stamp, bool)
-               else int(datetime.now(UTC).timestamp() * 1000)}
-    if anchor.get("type") != "message":  # sessionctx's own records: a bare message
-        return message, None
-    if "id" not in anchor:  # a version 1 pi file: entries in file order, no ids
-        return {"type": "message", "timestamp": anchor.get("timestamp", _now()),
-                "message": message}, None
-    own = secrets.token_hex(4)
-    return {"type": "message", "id": own, "parentId": parent,
-            "timestamp": anchor.get("timestamp", _now()), "message": message}, own
-
-
-def codex_note(anchor: dict[str, Any], parent: str | None, text: str
-               ) -> tuple[dict[str, Any], str | None]:
-    item = {"type": "message", "role": "user",
-            "content": [{"type": "input_text", "text": text}]}
-    if "payload" not in anchor:  # the early rollout format: bare items
-        return item, None
-    return {"timestamp": anchor.get("timestamp", _now()), "type": "response_item",
-            "payload": item}, None
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(slots=True)

@@ -12,28 +12,19 @@ from typing import Any
 
 from sessionctx.context import Context, PendingCall, build_context
 from sessionctx.errors import SessionctxError
-from sessionctx.importers.detect import decode_document
+from sessionctx.formats.detect import decode_document
+from sessionctx.formats.registry import BY_NAME, writer
 from sessionctx.inputs import detect_format, read_raw
 from sessionctx.records import ReadResult, select_branch
-from sessionctx.writeback import claude_code, documents, native, notes, responses
+from sessionctx.writeback import notes
 from sessionctx.writeback.common import remove_unreadable
 from sessionctx.writeback.edits import Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.wanted import Wanted, wanted
 
+# (the lines, the read, what the context drops, the note maker) -> the fixes: each line
+# format's `repair.py` `plan`
 Planner = Callable[[Lines, ReadResult, Wanted, "notes.NoteMaker | None"], list[Fix]]
-
-LINE_FORMATS: dict[str, tuple[Planner, notes.Builder]] = {
-    "claude-code": (claude_code.plan, notes.claude_code_note),
-    "codex": (responses.plan, notes.codex_note),
-    "openai-responses": (responses.plan, notes.codex_note),
-    "pi": (native.plan, notes.pi_note),
-    "native": (native.plan, notes.pi_note),
-}
-
-
-LINK_KEYS: dict[str, LinkKeys] = {"claude-code": claude_code.KEYS, "pi": native.KEYS,
-                                  "native": native.KEYS}
 
 
 class RepairError(SessionctxError):
@@ -63,17 +54,15 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
     ctx = _context(result, leaf)
     document = _document(raw, chosen)
     if document is not None:
-        if chosen == "openai-responses":
-            after, fixes = responses.plan_document(raw, document, wanted(ctx, by_line=False),
-                                                   note_unpaired)
-        elif chosen not in documents.FORMATS:
+        if not BY_NAME[chosen].document:
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
                               "sessions stored as one JSON document")
-        else:
-            after, fixes = documents.plan(raw, document, chosen, wanted(ctx, by_line=False),
-                                          note_unpaired)
+        module = writer(chosen)
+        assert module is not None
+        after, fixes = module.plan_document(raw, document, wanted(ctx, by_line=False),
+                                            note_unpaired)
     else:
-        if chosen not in LINE_FORMATS:
+        if not BY_NAME[chosen].lines:
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
                               "sessions")
         after, fixes, ctx = _plan_lines(raw, path, chosen, result, ctx, leaf, note_unpaired)
@@ -94,8 +83,11 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
     """Unreadable lines go first, their children re-attached: that can join a chain the torn
     line had cut, so what else needs repair is read from the file as it is then. Fixes and
     pending calls name the lines of the original."""
-    planner, builder = LINE_FORMATS[fmt]
-    keys = LINK_KEYS.get(fmt)
+    module = writer(fmt)
+    assert module is not None
+    planner: Planner = module.plan
+    builder: notes.Builder = module.note
+    keys: LinkKeys | None = module.KEYS
     first = Lines(raw, _decoded(result))
     fixes = remove_unreadable(first, result.problems)
     if keys is not None and first.removed:
@@ -134,7 +126,7 @@ def _document(raw: bytes, chosen: str) -> Any:
         return None
     document = decode_document(raw)
     if isinstance(document, list) or (isinstance(document, dict) and (
-            chosen not in LINE_FORMATS or b"\n" in body
+            not BY_NAME[chosen].lines or b"\n" in body
             or (chosen == "openai-responses" and "input" in document))):
         return document
     return None

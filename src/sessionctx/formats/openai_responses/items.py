@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sessionctx.importers.common import (
+from sessionctx.formats.common import (
     Obj,
     as_list,
     data_url_image,

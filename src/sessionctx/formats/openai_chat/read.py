@@ -18,7 +18,7 @@ from typing import Any
 
 from sessionctx.changes import Source
 from sessionctx.decoding import Malformed, parse_text
-from sessionctx.importers.common import (
+from sessionctx.formats.common import (
     Obj,
     data_url_image,
     decode_document,
@@ -29,14 +29,14 @@ from sessionctx.importers.common import (
     parse_arguments,
     text_block,
 )
-from sessionctx.importers.pyliteral import read_literal
+from sessionctx.formats.pyliteral import read_literal
+from sessionctx.formats.registry import BY_NAME
 from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "openai-chat"
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
-EXPECTED = ("one JSON document: a list of chat messages (role, content), or an object with "
-            "a messages or history list")
+EXPECTED = BY_NAME[FORMAT].expected
 
 
 def messages_of(document: Any) -> list[Any] | None:

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.changes import Source
-from sessionctx.importers.common import Obj, as_int, text_block
+from sessionctx.formats.common import Obj, as_int, text_block
 from sessionctx.records import (
     CHECKPOINT,
     INVALID,

@@ -10,12 +10,19 @@ item. A note on the interrupted calls goes after the turn that lost them.
 from __future__ import annotations
 
 import bisect
+from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import interrupted_note
-from sessionctx.importers.openai_responses import is_item
-from sessionctx.importers.responses_items import CALLS, joins_turn, lone_reasoning, native_call_id
+from sessionctx.formats.codex.lines import item_of, wrap
+from sessionctx.formats.openai_responses.items import (
+    CALLS,
+    joins_turn,
+    lone_reasoning,
+    native_call_id,
+)
+from sessionctx.formats.openai_responses.read import is_item
 from sessionctx.records import ReadResult
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import last, remove_unreadable
@@ -26,19 +33,16 @@ from sessionctx.writeback.wanted import Wanted
 Item = dict[str, Any]
 Numbered = list[tuple[int, "Item | None"]]  # (line or index, the item there or None)
 _NOTE: Item = {"type": "message", "role": "user", "content": []}  # where a note will stand
+KEYS = None  # items are in file order, linked by nothing
 
 
-def item_of(obj: Item | None) -> Item | None:
-    """The Responses item a line holds: a rollout's `response_item` payload, or the line
-    itself (an early rollout's bare items, a Responses JSONL)."""
-    if obj is None:
-        return None
-    if obj.get("type") == "response_item" and isinstance(obj.get("payload"), dict):
-        payload: Item = obj["payload"]
-        return payload
-    if "payload" not in obj and is_item(obj):
-        return obj
-    return None
+def note(anchor: Item, parent: str | None, text: str) -> tuple[Item, str | None]:
+    """A user message item after `anchor`, wrapped as its line is (a Codex rollout's
+    `response_item`, or bare)."""
+    item = {"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": text}]}
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return wrap(item, anchor, stamp), None
 
 
 class _Turns:

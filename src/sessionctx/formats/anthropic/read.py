@@ -27,7 +27,7 @@ import json
 from typing import Any
 
 from sessionctx.changes import Source
-from sessionctx.importers.common import (
+from sessionctx.formats.common import (
     Obj,
     context_record,
     document_items,
@@ -37,12 +37,12 @@ from sessionctx.importers.common import (
     server_block,
     text_block,
 )
+from sessionctx.formats.registry import BY_NAME
 from sessionctx.records import Problem, Progress, ReadResult, Record
 
 FORMAT = "anthropic"
 ROLES = frozenset({"user", "assistant"})
-EXPECTED = ("one JSON document: a list of Anthropic messages (role user or assistant, content "
-            "a string or typed blocks), or an object with such a messages list")
+EXPECTED = BY_NAME[FORMAT].expected
 STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
          "stop_sequence": "stop", "refusal": "stop", "pause_turn": "stop"}
 # block types only Anthropic content has (a native thinking block says thinkingSignature)

@@ -1,4 +1,4 @@
-"""pi sessions and sessionctx's own JSONL written back repaired.
+"""pi sessions and sessionctx's own records written back repaired, as lines or one document.
 
 An unanswered call leaves its message (a `toolCall` block, or an item of a `tool_calls`
 array); a message left with nothing to say goes, and so does an orphan or duplicate result, or
@@ -8,19 +8,24 @@ parent, and a compaction that kept from it keeps from its child.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx import decoding
-from sessionctx.messages import calls, has_substance
+from sessionctx.formats.pi.lines import ID, PARENT, entry
+from sessionctx.messages import calls, has_substance, user_text
 from sessionctx.records import ReadResult, message_view
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import delete_members, last, remove_result_lines, remove_unreadable
+from sessionctx.writeback.documents import DocumentFormat, Item
+from sessionctx.writeback.documents import plan as plan_items
 from sessionctx.writeback.edits import RELINKED, REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.notes import NoteMaker
 from sessionctx.writeback.wanted import Wanted
 
-KEYS = LinkKeys("id", "parentId")
+__all__ = ["KEYS", "note", "plan", "plan_document"]
+KEYS = LinkKeys(ID, PARENT)
 
 
 def _prefix(obj: dict[str, Any]) -> list[str | int]:
@@ -152,3 +157,48 @@ def _descendants(lines: Lines, links: Links, uid: str) -> list[str]:
         if chain == uid:
             out.append(own)
     return out
+
+
+def note(anchor: dict[str, Any], parent: str | None, text: str
+         ) -> tuple[dict[str, Any], str | None]:
+    """The note after `anchor`: a pi message entry in a pi file, a bare message in
+    sessionctx's own records."""
+    inner = anchor.get("message") if anchor.get("type") == "message" else anchor
+    stamp = inner.get("timestamp") if isinstance(inner, dict) else None
+    message = {"role": "user", "content": [{"type": "text", "text": text}],
+               "timestamp": stamp if isinstance(stamp, int) and not isinstance(stamp, bool)
+               else int(datetime.now(UTC).timestamp() * 1000)}
+    if anchor.get("type") != "message":  # sessionctx's own records: a bare message
+        return message, None
+    now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return entry(anchor, parent, message, now)
+
+
+def _cut(item: dict[str, Any], edits: Item, call_id: str | None,
+         count: int) -> list[dict[str, Any]]:
+    view = message_view(item)
+    gone = last([c for c in calls(view) if c.id == call_id], count)
+    for c in gone:
+        edits.cut.setdefault(c.where[0], set()).add(c.where[1])
+    tool_calls = view.get("tool_calls")
+    if isinstance(tool_calls, list) and tool_calls and len(edits.cut.get(
+            "tool_calls", ())) == len(tool_calls) and "tool_calls" not in edits.drop_keys:
+        edits.drop_keys.append("tool_calls")
+    return [{"id": c.id, "name": c.name} for c in gone]
+
+
+def _left(item: dict[str, Any], edits: Item) -> bool:
+    view = dict(message_view(item))
+    for key, indexes in edits.cut.items():
+        members = view.get(key)
+        if isinstance(members, list):
+            view[key] = [m for i, m in enumerate(members) if i not in indexes]
+    return has_substance(view)
+
+
+DOCUMENT = DocumentFormat(_cut, _left, user_text)
+
+
+def plan_document(raw: bytes, document: Any, wanted: Wanted, note_unpaired: bool
+                  ) -> tuple[bytes, list[Fix]]:
+    return plan_items(raw, document, DOCUMENT, wanted, note_unpaired)

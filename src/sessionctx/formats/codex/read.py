@@ -1,6 +1,6 @@
 """Codex rollout JSONL: `response_item` lines read as native messages.
 
-The items are mapped as `importers/responses_items.py` maps every Responses item (consecutive
+The items are mapped as `formats/openai_responses/items.py` maps every Responses item (consecutive
 model items form one assistant turn; reasoning is kept for replay), and the model is the one the
 latest `turn_context` names. A `compacted` line becomes a checkpoint built from its replacement
 history. session_meta, turn_context, event_msg (turn_aborted included) and items with nothing a
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from sessionctx.changes import Source
-from sessionctx.importers.common import (
+from sessionctx.formats.common import (
     Obj,
     checkpoint_record,
     context_record,
@@ -23,7 +23,7 @@ from sessionctx.importers.common import (
     message_record,
     text_block,
 )
-from sessionctx.importers.responses_items import Turns
+from sessionctx.formats.openai_responses.items import Turns
 from sessionctx.records import Problem, Progress, ReadResult, Record
 
 FORMAT = "codex"

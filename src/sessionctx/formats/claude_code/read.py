@@ -15,8 +15,8 @@ import os
 from typing import Any
 
 from sessionctx.changes import Source
-from sessionctx.importers.anthropic import STOP, assistant_block, image, result_content
-from sessionctx.importers.common import (
+from sessionctx.formats.anthropic.read import STOP, assistant_block, image, result_content
+from sessionctx.formats.common import (
     Obj,
     as_int,
     checkpoint_record,

@@ -3,7 +3,7 @@ and Responses request logs hold, read as native messages.
 
 Three shapes: a JSON list of items, JSONL with one item a line, and a request object
 `{"model", "input": [...], "instructions"?, "tools"?, ...}`. The items are mapped as
-`importers/responses_items.py` maps every Responses item, the way the API reads them back as
+`formats/openai_responses/items.py` maps every Responses item, the way the API reads them back as
 input: consecutive model items form one assistant turn of the request's model (so reasoning
 with its id or encrypted_content can be replayed to that model), calls of every kind pair with
 their outputs by `call_id`, and server-run items become text. A request's `instructions` is
@@ -20,7 +20,7 @@ from typing import Any
 
 from sessionctx.changes import Source
 from sessionctx.decoding import Malformed
-from sessionctx.importers.common import (
+from sessionctx.formats.common import (
     Obj,
     context_record,
     decode_document,
@@ -30,12 +30,12 @@ from sessionctx.importers.common import (
     message_record,
     not_a_file,
 )
-from sessionctx.importers.responses_items import ITEM_TYPES, OPAQUE_ITEMS, Turns, item_type
+from sessionctx.formats.openai_responses.items import ITEM_TYPES, OPAQUE_ITEMS, Turns, item_type
+from sessionctx.formats.registry import BY_NAME
 from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "openai-responses"
-EXPECTED = ("OpenAI Responses input items: a JSON list of them, JSONL with one a line, or a "
-            "request object with an input list")
+EXPECTED = BY_NAME[FORMAT].expected
 # Part types only Responses content has: what tells an easy message from a chat message.
 _PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
 _ROLES = frozenset({"user", "assistant", "system", "developer"})

@@ -9,9 +9,12 @@ goes, and the lines that named it as `parentUuid` (or `logicalParentUuid`) name 
 from __future__ import annotations
 
 import bisect
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx.changes import ChangeKind
+from sessionctx.formats.claude_code.lines import CONTENT, ID, OTHER_PARENTS, PARENT
 from sessionctx.records import ReadResult
 from sessionctx.writeback.common import delete_members, dig, last, remove_unreadable
 from sessionctx.writeback.edits import REMOVED_EMPTY, Fix, Lines
@@ -19,8 +22,22 @@ from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.notes import NoteMaker
 from sessionctx.writeback.wanted import Wanted
 
-KEYS = LinkKeys("uuid", "parentUuid", ("logicalParentUuid",))
-CONTENT = ("message", "content")
+__all__ = ["KEYS", "note", "plan"]
+KEYS = LinkKeys(ID, PARENT, OTHER_PARENTS)
+_CARRIED = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch")
+
+
+def note(anchor: dict[str, Any], parent: str | None, text: str
+         ) -> tuple[dict[str, Any], str | None]:
+    """A user entry after `anchor`, carrying its session fields, with an id of its own."""
+    own = str(uuid.uuid4())
+    entry: dict[str, Any] = {"parentUuid": parent}
+    entry.update({k: anchor[k] for k in _CARRIED if k in anchor})
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    entry.update({"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": text}]}, "uuid": own,
+        "timestamp": anchor.get("timestamp", stamp)})
+    return entry, own
 
 
 def _blocks(obj: dict[str, Any] | None) -> list[Any]:

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from sessionctx.changes import Source
-from sessionctx.importers.common import (
+from sessionctx.formats.common import (
     Obj,
     as_list,
     context_record,
@@ -22,12 +22,13 @@ from sessionctx.importers.common import (
     message_record,
     text_block,
 )
+from sessionctx.formats.registry import BY_NAME
 from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "gemini-cli"
 TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 
-EXPECTED = "one JSON document: a Gemini CLI session whose messages are user and gemini messages"
+EXPECTED = BY_NAME[FORMAT].expected
 
 
 def messages_of(document: Any) -> list[Any] | None:

@@ -1,0 +1,1 @@
+"""Agent formats, one package each; `registry.py` lists them."""

@@ -1,0 +1,1 @@
+"""Anthropic Messages lists, including Roo Code and Cline histories."""

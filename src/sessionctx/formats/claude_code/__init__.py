@@ -1,0 +1,1 @@
+"""Claude Code session JSONL: the parentUuid chain of user and assistant entries."""

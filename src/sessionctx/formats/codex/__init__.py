@@ -1,0 +1,1 @@
+"""Codex rollout JSONL: Responses items wrapped in typed lines with a payload."""

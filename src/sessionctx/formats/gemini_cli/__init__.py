@@ -1,0 +1,1 @@
+"""Gemini CLI sessions: one JSON document of user and gemini messages."""

@@ -1,0 +1,1 @@
+"""sessionctx's own records: JSONL, a JSON array, or an xopc envelope."""

@@ -1,0 +1,1 @@
+"""OpenAI chat message lists (SWE-agent trajectories, OpenHands and the like)."""

@@ -1,0 +1,1 @@
+"""OpenAI Responses input items: a JSON list, JSONL, or a request log."""
