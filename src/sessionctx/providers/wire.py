@@ -102,7 +102,8 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
                   if not v.message.startswith(_NOT_OURS))
     if not found and not force:
         return RepairedRequest(api, body)
-    read = _READERS[api](body)
+    asides = _asides(body) if api == ANTHROPIC else []
+    read = _READERS[api](_without_asides(body) if asides else body)
     if read.problems:
         return RepairedRequest(api, body, violations=found,
                                unread=tuple(p.message for p in read.problems))
@@ -113,6 +114,8 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
     history = {k: built.body[k] for k in HISTORY_KEYS[api] if k in built.body}
     if api == GEMINI:
         _forget_given_ids(history["contents"])
+    if asides and "messages" in history:
+        history["messages"] = _with_asides(history["messages"], asides)
     repaired = _spliced(body, history, HISTORY_KEYS[api])
     changes = tuple(c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_CONTEXT_ROW) + \
         tuple(built.changes)  # the body's other keys are sent as they are, not skipped
@@ -175,7 +178,8 @@ def _without_signatures(messages: list[Message]) -> list[Message]:
 
 def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
     if api == ANTHROPIC and isinstance(body.get("messages"), list):
-        out = {**body, "messages": [_anthropic_message(m) for m in body["messages"]]}
+        out = {**body, "messages": [_anthropic_message(m) for m in body["messages"]
+                                    if not _is_aside(m)]}
         system = body.get("system")
         if isinstance(system, list):  # text blocks, each with its own cache_control
             out["system"] = "\n".join(str(b.get("text", "")) for b in system
@@ -217,6 +221,44 @@ def _responses_item(item: Any) -> Any:
         part = "output_text" if item.get("role") == "assistant" else "input_text"
         content = [{"type": part, "text": content}]
     return {**item, "type": "message", "content": content}
+
+
+# ---- Claude Code's mid-conversation system messages ("asides"): kept as they are, each after
+# the same count of user messages as before it in the body (a repair never drops a user's text)
+
+def _is_aside(m: Any) -> bool:
+    return isinstance(m, dict) and m.get("role") == "system"
+
+
+def _asides(body: dict[str, Any]) -> list[tuple[int, Any]]:
+    """Each system message of the body with the count of user messages before it."""
+    messages = body.get("messages")
+    out: list[tuple[int, Any]] = []
+    users = 0
+    for m in messages if isinstance(messages, list) else []:
+        if _is_aside(m):
+            out.append((users, m))
+        elif isinstance(m, dict) and m.get("role") == "user":
+            users += 1
+    return out
+
+
+def _without_asides(body: dict[str, Any]) -> dict[str, Any]:
+    return {**body, "messages": [m for m in body["messages"] if not _is_aside(m)]}
+
+
+def _with_asides(messages: list[Any], asides: list[tuple[int, Any]]) -> list[Any]:
+    out: list[Any] = []
+    pending = list(asides)
+    users = 0
+    for m in messages:
+        while pending and pending[0][0] <= users:
+            out.append(pending.pop(0)[1])
+        out.append(m)
+        if isinstance(m, dict) and m.get("role") == "user":
+            users += 1
+    out.extend(m for _, m in pending)
+    return out
 
 
 # ---- the native messages of each API's history
