@@ -168,6 +168,7 @@ class Upstream:
     reset_mid_stream: bool = False
     refuse_next: str | None = None  # a 400 message for the next request, whatever it holds
     answers: list[bytes] = field(default_factory=list)  # the bytes of each answer sent
+    gone: int = 0  # requests whose connection closed while the stub was still answering
 
 
 def _app(up: Upstream) -> web.Application:
@@ -184,6 +185,8 @@ def _app(up: Upstream) -> web.Application:
         up.bodies.append(body)
         if up.delay:
             await asyncio.sleep(up.delay)
+            if request.transport is None or request.transport.is_closing():
+                up.gone += 1
         if path.startswith("/v1/messages"):
             kind, problem = anthropic_answer, anthropic_problem(body)
         elif path == "/v1/chat/completions":

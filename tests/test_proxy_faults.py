@@ -89,6 +89,7 @@ def test_a_client_gone_mid_stream_cancels_the_upstream_and_the_proxy_goes_on(wir
                   + f"content-length: {len(body)}\r\n\r\n".encode() + body)
         time.sleep(0.1)  # the proxy has sent it upstream; the client leaves
     time.sleep(1.0)
+    assert len(up.raw) == 1 and up.gone == 1  # the upstream request was closed with it
     up.delay = 0
     status, _, _ = post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
     assert status == 200
