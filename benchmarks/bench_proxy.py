@@ -9,7 +9,9 @@ the added latency and sessionctx's ratio to LiteLLM's; then 8 concurrent 1 MB re
 side (requests per second and the ratio); then a repaired 1 MB request (an unanswered call)
 against one build of the same history, in process (goal: <= 2x).
 
-Run: .venv/bin/python benchmarks/bench_proxy.py [rounds]   (default 40; 10 MB: a quarter)
+Run: .venv/bin/python benchmarks/bench_proxy.py [rounds] [sizes]
+     rounds: default 40 (10 MB: a quarter); sizes: bytes, comma-separated (default
+     10000,1000000,10000000)
 """
 
 from __future__ import annotations
@@ -95,11 +97,12 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def measure(direct: str, ours: str, theirs: str, rounds: int) -> None:
+async def measure(direct: str, ours: str, theirs: str, rounds: int,
+                  sizes: tuple[int, ...]) -> None:
     print(f"{'body':>6} {'stream':>6} | sessionctx added p50 / p99 ms | LiteLLM added p50 / "
           "p99 ms | ratio p50 / p99")
     async with aiohttp.ClientSession() as s:
-        for size in (10_000, 1_000_000, 10_000_000):
+        for size in sizes:
             for stream in (False, True):
                 data = body(size, stream)
                 n = rounds if size < 10_000_000 else max(4, rounds // 4)
@@ -148,6 +151,8 @@ def repair_vs_build() -> None:
 
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    sizes = tuple(int(x) for x in sys.argv[2].split(",")) if len(sys.argv) > 2 else (
+        10_000, 1_000_000, 10_000_000)
     stub, ours, theirs = _port(), _port(), _port()
     direct = f"http://127.0.0.1:{stub}"
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,7 +180,7 @@ def main() -> None:
             for port in (stub, ours, theirs):
                 asyncio.run(_ready(f"http://127.0.0.1:{port}/health"))
             asyncio.run(measure(direct, f"http://127.0.0.1:{ours}",
-                                f"http://127.0.0.1:{theirs}", rounds))
+                                f"http://127.0.0.1:{theirs}", rounds, sizes))
         finally:
             for p in procs:
                 p.terminate()
