@@ -132,7 +132,7 @@ def test_every_library_error_has_one_root() -> None:
     assert base.SessionChanged is target.SessionChanged is sessionctx.SessionChanged
     with pytest.raises(errors.BadArgument, match="unknown format"):
         from sessionctx.inputs import read_input
-        read_input("x", "aider")
+        read_input("x", "no-such-agent")
     with pytest.raises(ValueError, match="unknown provider"):
         from sessionctx.providers.capabilities import capability
         capability("nope")

@@ -167,3 +167,41 @@ def test_force_with_signatures_dropped_leaves_refused_reasoning_out():
 def test_an_unknown_api_is_a_clear_error():
     with pytest.raises(SessionctxError):
         repair_request("bedrock-converse", {})
+
+
+def test_claude_codes_system_messages_stay_after_the_same_user_turn():
+    aside = {"role": "system", "content": [], "output_config": {"effort": "medium"}}
+    late = {"role": "system", "content": [{"type": "text", "text": "# Environment"}]}
+    body = _anthropic(
+        {"role": "user", "content": "hi"}, aside,
+        {"role": "assistant", "content": [_call("t1")]},
+        {"role": "user", "content": [{"type": "text", "text": "also"}, _result("t1")]},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "go on"}, late)
+    fixed = repair_request("anthropic", body)
+    assert fixed.changed and not fixed.unread and not fixed.remaining
+    roles = [m["role"] for m in fixed.body["messages"]]
+    assert roles == ["user", "system", "assistant", "user", "assistant", "user", "system"]
+    assert fixed.body["messages"][1] is aside and fixed.body["messages"][-1] is late
+    valid = _anthropic({"role": "user", "content": "hi"}, aside,
+                       {"role": "assistant", "content": "ok"})
+    assert repair_request("anthropic", valid).body is valid
+
+
+def test_a_result_the_agent_wrote_for_itself_counts_as_pending_in_a_repair():
+    invented = {"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+                "content": "[Tool call interrupted: the session ended before this call's "
+                           "result was recorded]"}
+    body = _anthropic(
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [_call("t1")]},
+        {"role": "user", "content": [{"type": "text", "text": "x"}, invented]})
+    fixed = repair_request("anthropic", body)
+    assert "t1" not in json.dumps(fixed.body["messages"])
+    assert [p.id for p in fixed.pending_calls] == ["t1"]
+    assert fixed.changes[0].kind == "dropped_invented_result"
+    valid = _anthropic(
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [_call("t1")]},
+        {"role": "user", "content": [invented]})
+    assert repair_request("anthropic", valid).body is valid  # a valid body is the agent's

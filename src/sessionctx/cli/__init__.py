@@ -9,7 +9,7 @@
   (`source_options` -> `source`, `build_options` -> `options`, `provider_options` -> `request`).
 - `context_commands` (build, check, explain), `store_commands` (sessions, import, export),
   `compaction_commands` (compact, restore, budget), `report_command` (report),
-  `repair_commands` (repair).
+  `repair_commands` (repair), `proxy_commands` (proxy, proxy log, run).
 
 A new command goes in a new module here (or the group module it belongs to): decorate it with
 `@main.command()` from `sessionctx.cli.app`, take its session with `@source_options()` and
@@ -20,11 +20,12 @@ the command is registered. Keep heavy imports inside the command: `sessionctx --
 from sessionctx.cli import (
     compaction_commands,
     context_commands,
+    proxy_commands,
     repair_commands,
     report_command,
     store_commands,
 )
 from sessionctx.cli.app import main, run
 
-__all__ = ["compaction_commands", "context_commands", "main", "repair_commands",
+__all__ = ["compaction_commands", "context_commands", "main", "proxy_commands", "repair_commands",
            "report_command", "run", "store_commands"]

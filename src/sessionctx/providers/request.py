@@ -123,13 +123,16 @@ def naive_request(messages: list[Message], provider: str, model: str | None = No
 
 
 def validate(body: dict[str, Any], provider: str, model: str | None = None, *,
-             thinking: bool | None = None, prefill: bool = False) -> list[Violation]:
+             thinking: bool | None = None, prefill: bool = False,
+             from_text: bool = False) -> list[Violation]:
     """Every rule of `provider` (and model) that `body` breaks, with its path in the body;
     `thinking` and `prefill` say how the request is sent (thinking on or off, and whether its
-    last assistant message is a prefill), for the rules that depend on it."""
+    last assistant message is a prefill), for the rules that depend on it. `from_text`: the
+    body was decoded from JSON text, so it needs no check that it can be sent as JSON."""
     target = registered(provider)
     cap, _ = target.capability(model)
-    out = [*_not_json(body), *target.validate(body, cap), *target.tool_violations(body)]
+    out = [*([] if from_text else _not_json(body)), *target.validate(body, cap),
+           *target.tool_violations(body)]
     if cap.thinking_rules and target.settings_violations is not None:
         out += target.settings_violations(body, cap, thinking, prefill)
     return out

@@ -84,13 +84,15 @@ class RepairedRequest:
 
 def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
                    note_unpaired: bool = False, force: bool = False,
-                   drop_signatures: bool = False) -> RepairedRequest:
+                   drop_signatures: bool = False, from_text: bool = False) -> RepairedRequest:
     """`body` as `api` accepts it (one of `APIS`), with what changed and the pending calls.
 
     `model` overrides the body's own for the capability row. `note_unpaired` adds the factual
     note after a removed call. `force` rebuilds a body the validator finds valid (the provider
     refused it all the same); `drop_signatures` also leaves out reasoning whose signature the
-    provider refused. Never raises for what is in the body; an unknown `api` is a BadArgument.
+    provider refused. `from_text`: the body was just decoded from the JSON text the caller
+    holds (a proxy), so it needs no check that it can be sent as JSON. Never raises for what
+    is in the body; an unknown `api` is a BadArgument.
     """
     if api not in HISTORY_KEYS:
         from sessionctx.errors import BadArgument
@@ -98,22 +100,28 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
     chosen = model if model is not None else _model(body)
     thinking, prefill = _settings(api, body)
     found = tuple(v for v in validate(_as_checked(api, body), api, chosen, thinking=thinking,
-                                      prefill=prefill) if not v.message.startswith(_NOT_OURS))
+                                      prefill=prefill, from_text=from_text)
+                  if not v.message.startswith(_NOT_OURS))
     if not found and not force:
         return RepairedRequest(api, body)
-    read = _READERS[api](body)
+    asides = _asides(body) if api == ANTHROPIC else []
+    read = _READERS[api](_without_asides(body) if asides else body)
     if read.problems:
         return RepairedRequest(api, body, violations=found,
                                unread=tuple(p.message for p in read.problems))
-    ctx = build_context(read.records, BuildOptions(note_unpaired=note_unpaired))
+    records, invented = _without_invented(read.records)
+    ctx = build_context(records, BuildOptions(note_unpaired=note_unpaired))
     messages = _without_signatures(ctx.messages) if drop_signatures else ctx.messages
     options = BuildRequestOptions(thinking=thinking if api == ANTHROPIC else None)
     built = build_from_messages(messages, ctx.sources, api, chosen, None, options)
     history = {k: built.body[k] for k in HISTORY_KEYS[api] if k in built.body}
     if api == GEMINI:
         _forget_given_ids(history["contents"])
+    if asides and "messages" in history:
+        history["messages"] = _with_asides(history["messages"], asides)
     repaired = _spliced(body, history, HISTORY_KEYS[api])
-    changes = tuple(c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_CONTEXT_ROW) + \
+    changes = tuple(invented) + tuple(
+        c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_CONTEXT_ROW) + \
         tuple(built.changes)  # the body's other keys are sent as they are, not skipped
     if repaired == body:
         return RepairedRequest(api, body, violations=found, remaining=found)
@@ -174,7 +182,13 @@ def _without_signatures(messages: list[Message]) -> list[Message]:
 
 def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
     if api == ANTHROPIC and isinstance(body.get("messages"), list):
-        return {**body, "messages": [_anthropic_message(m) for m in body["messages"]]}
+        out = {**body, "messages": [_anthropic_message(m) for m in body["messages"]
+                                    if not _is_aside(m)]}
+        system = body.get("system")
+        if isinstance(system, list):  # text blocks, each with its own cache_control
+            out["system"] = "\n".join(str(b.get("text", "")) for b in system
+                                       if isinstance(b, dict)) or " "
+        return out
     if api == OPENAI_RESPONSES and isinstance(body.get("input"), (list, str)):
         items = body["input"]
         if isinstance(items, str):
@@ -211,6 +225,76 @@ def _responses_item(item: Any) -> Any:
         part = "output_text" if item.get("role") == "assistant" else "input_text"
         content = [{"type": part, "text": content}]
     return {**item, "type": "message", "content": content}
+
+
+# ---- results an agent or framework wrote for a call it never got a result for: not the tool's,
+# so a body being repaired loses them and the call counts as pending (a valid body is sent as
+# it is: its bytes are the agent's)
+
+INVENTED = (
+    "[Tool call interrupted",  # Claude Code, written into its transcript at the end
+    "[Tool use interrupted]",  # Claude Code, for a repeated call id
+    "The tool call was interrupted before a result was produced.",  # pydantic-ai
+    "[System: Tool execution skipped/interrupted by user",  # LiteLLM modify_params
+)
+_INVENTED_EXACT = frozenset({"aborted", "result missing"})  # Codex; Cline
+
+
+def _without_invented(records: list[Record]) -> tuple[list[Record], list[Change]]:
+    kept: list[Record] = []
+    dropped: list[Change] = []
+    for record in records:
+        m = record.view if record.kind == "message" else {}
+        if m.get("role") == "toolResult":
+            text = "".join(b.get("text", "") for b in m.get("content") or []
+                           if isinstance(b, dict)).strip()
+            if text.startswith(INVENTED) or text in _INVENTED_EXACT:
+                dropped.append(Change(
+                    ChangeKind.DROPPED_INVENTED_RESULT,
+                    f"result of {m.get('toolName') or 'a call'} ({m.get('toolCallId')}) "
+                    "dropped: the agent wrote it for an interrupted call, the tool did not",
+                    record.source, None, {"tool_call_id": m.get("toolCallId"), "text": text}))
+                continue
+        kept.append(record)
+    return kept, dropped
+
+
+# ---- Claude Code's mid-conversation system messages ("asides"): kept as they are, each after
+# the same count of user messages as before it in the body (a repair never drops a user's text)
+
+def _is_aside(m: Any) -> bool:
+    return isinstance(m, dict) and m.get("role") == "system"
+
+
+def _asides(body: dict[str, Any]) -> list[tuple[int, Any]]:
+    """Each system message of the body with the count of user messages before it."""
+    messages = body.get("messages")
+    out: list[tuple[int, Any]] = []
+    users = 0
+    for m in messages if isinstance(messages, list) else []:
+        if _is_aside(m):
+            out.append((users, m))
+        elif isinstance(m, dict) and m.get("role") == "user":
+            users += 1
+    return out
+
+
+def _without_asides(body: dict[str, Any]) -> dict[str, Any]:
+    return {**body, "messages": [m for m in body["messages"] if not _is_aside(m)]}
+
+
+def _with_asides(messages: list[Any], asides: list[tuple[int, Any]]) -> list[Any]:
+    out: list[Any] = []
+    pending = list(asides)
+    users = 0
+    for m in messages:
+        while pending and pending[0][0] <= users:
+            out.append(pending.pop(0)[1])
+        out.append(m)
+        if isinstance(m, dict) and m.get("role") == "user":
+            users += 1
+    out.extend(m for _, m in pending)
+    return out
 
 
 # ---- the native messages of each API's history

@@ -1,0 +1,323 @@
+"""The proxy's aiohttp application: each request forwarded as its own bytes unless the
+provider would refuse it, answers streamed back as they arrive, unparsed.
+
+A request on a route whose body sessionctx reads is decoded and checked with
+`repair_request`; a valid body (and one that does not decode) goes upstream as the bytes the
+client sent. A repaired body goes with its changes counted in `x-sessionctx-changes`. When the
+upstream answers 400 with a history error, the request is rebuilt once and sent again; nothing
+is retried after a byte of an answer has reached the client. A client that goes away cancels
+the upstream request (the handler is cancelled and the upstream connection closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+import msgspec
+from aiohttp import web
+from yarl import URL
+
+from sessionctx.providers.wire import ANTHROPIC, OPENAI_RESPONSES, RepairedRequest, repair_request
+from sessionctx.proxy import reactive
+from sessionctx.proxy.audit import Audit
+from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id
+
+MAX_BODY = 256 * 1024 * 1024  # the provider says what is too large, not the proxy
+OFF_LOOP = 256 * 1024  # a body larger than this is checked off the event loop
+WEBSOCKET_LINE = "supports_websockets = false"
+STATE_NOTE = ("previous_response_id: the history before this request is kept by the provider; "
+              "sessionctx cannot see or repair it")
+_CHUNK = 64 * 1024
+
+
+@dataclass(slots=True)
+class Totals:
+    """What the proxy did since it started (the summary `sessionctx run` prints)."""
+
+    requests: int = 0
+    repaired: int = 0
+    retried: int = 0
+    changes: int = 0
+    pending: int = 0
+    errors: int = 0
+
+    def line(self) -> str:
+        if not self.repaired and not self.retried:
+            return f"sessionctx: {self.requests} requests, none needed a repair"
+        return (f"sessionctx: {self.requests} requests, {self.repaired} repaired "
+                f"({self.retried} after a refusal), {self.changes} changes, "
+                f"{self.pending} pending calls removed (sessionctx proxy log shows them)")
+
+
+@dataclass(slots=True)
+class Settings:
+    upstreams: dict[str, str]
+    store: str | None = None
+    note_unpaired: bool = False
+    log_bodies: bool = False
+    quiet: bool = False
+    totals: Totals = field(default_factory=Totals)
+
+
+@dataclass(slots=True)
+class _Outgoing:
+    """One request as it goes upstream."""
+
+    body: bytes
+    fixed: RepairedRequest | None = None
+    reactive: bool = False
+    overhead: float = 0.0  # seconds spent checking and repairing
+
+
+def make_app(settings: Settings) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY, handler_args={"max_field_size": 65536})
+    proxy = _Proxy(settings)
+    app.on_startup.append(proxy.start)
+    app.on_cleanup.append(proxy.stop)
+    app.router.add_route("*", "/{tail:.*}", proxy.handle)
+    return app
+
+
+class _Proxy:
+    def __init__(self, settings: Settings) -> None:
+        self.s = settings
+        self.audit = Audit(settings.store)
+        self.session: aiohttp.ClientSession | None = None
+        self.writes: set[asyncio.Task[None]] = set()
+
+    async def start(self, app: web.Application) -> None:
+        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+        self.session = aiohttp.ClientSession(
+            connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
+            timeout=aiohttp.ClientTimeout(total=None, connect=30, sock_read=600))
+
+    async def stop(self, app: web.Application) -> None:
+        if self.writes:
+            await asyncio.gather(*self.writes, return_exceptions=True)
+        if self.session is not None:
+            await self.session.close()
+        await asyncio.to_thread(self.audit.close)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        self.s.totals.requests += 1
+        where = route(request.method, request.path, request.headers)
+        base = self.s.upstreams[where.provider]
+        if request.headers.get("upgrade", "").lower() == "websocket":
+            return _error(426, where, "sessionctx proxy carries no WebSocket; for Codex, set "
+                          f"`{WEBSOCKET_LINE}` under the model provider in config.toml")
+        if oauth_refused(request.headers, base):
+            return _error(403, where, "sessionctx proxy does not forward a Claude subscription "
+                          f"token to {base}: it is meant for https://api.anthropic.com only")
+        raw = await request.read()
+        out = _Outgoing(raw)
+        notes: list[str] = []
+        if where.api is not None and raw and "content-encoding" not in request.headers:
+            decoded = _decode(raw)
+            if decoded is not None and where.api == OPENAI_RESPONSES and \
+                    decoded.get("previous_response_id"):
+                notes.append(STATE_NOTE)
+            elif decoded is not None:
+                out = await self._checked(where, raw, decoded)
+        return await self._send(request, where, base, out, notes)
+
+    async def _checked(self, where: Route, raw: bytes, body: dict[str, Any],
+                       force: bool = False, signatures: bool = False) -> _Outgoing:
+        start = time.perf_counter()
+        assert where.api is not None
+        api, model, note = where.api, where.model, self.s.note_unpaired
+
+        def check() -> RepairedRequest:
+            return repair_request(api, body, model=model, note_unpaired=note, force=force,
+                                  drop_signatures=signatures, from_text=True)
+
+        try:
+            fixed = await asyncio.to_thread(check) if len(raw) > OFF_LOOP else check()
+        except Exception as exc:  # a body the repair cannot take goes as it came
+            self._say(f"sessionctx proxy: could not check a {api} request ({exc!r}); sent as is")
+            return _Outgoing(raw, overhead=time.perf_counter() - start)
+        if not fixed.changed:
+            return _Outgoing(raw, overhead=time.perf_counter() - start)
+        data = msgspec.json.encode(fixed.body)
+        return _Outgoing(data, fixed, force, time.perf_counter() - start)
+
+    async def _send(self, request: web.Request, where: Route, base: str, out: _Outgoing,
+                    notes: list[str]) -> web.StreamResponse:
+        assert self.session is not None
+        url = base + request.raw_path  # the path and query as the client sent them
+        headers = forwarded(request.headers.items())
+        upstream = await self._open(request, where, url, headers, out)
+        if isinstance(upstream, web.StreamResponse):
+            return upstream
+        try:
+            if upstream.status == 400 and where.api is not None and not out.reactive:
+                answer = await upstream.read()
+                retry = await self._after_refusal(where, out, answer)
+                if retry is None:
+                    return self._whole(upstream, answer, out, where, request, notes)
+                upstream.release()
+                out = retry
+                again = await self._open(request, where, url, headers, out)
+                if isinstance(again, web.StreamResponse):
+                    return again
+                upstream = again
+            return await self._stream(request, upstream, out, where, notes)
+        finally:
+            upstream.close()
+
+    async def _open(self, request: web.Request, where: Route, url: str,
+                    headers: list[tuple[str, str]], out: _Outgoing
+                    ) -> aiohttp.ClientResponse | web.StreamResponse:
+        assert self.session is not None
+        try:
+            return await self.session.request(request.method, URL(url, encoded=True),
+                                              data=out.body,
+                                              headers=headers, allow_redirects=False,
+                                              compress=None, auto_decompress=False)
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            self.s.totals.errors += 1
+            return _error(502, where, f"sessionctx proxy could not reach the upstream "
+                          f"{url.split('?')[0]}: {exc.__class__.__name__}: {exc}")
+
+    async def _after_refusal(self, where: Route, out: _Outgoing,
+                             answer: bytes) -> _Outgoing | None:
+        found = reactive.refusal(400, answer)
+        if found is None:
+            return None
+        body = _decode(out.body)
+        if body is None:
+            return None
+        retry = await self._checked(where, out.body, body, force=True,
+                                    signatures=found.signatures)
+        if retry.fixed is None:
+            return None
+        retry.reactive = True
+        retry.overhead += out.overhead
+        if out.fixed is not None:  # the first repair's changes came before this one's
+            retry.fixed = RepairedRequest(
+                retry.fixed.api, retry.fixed.body, True,
+                out.fixed.changes + retry.fixed.changes,
+                out.fixed.pending_calls + retry.fixed.pending_calls,
+                out.fixed.violations, retry.fixed.remaining)
+        self.s.totals.retried += 1
+        return retry
+
+    def _headers(self, upstream: aiohttp.ClientResponse, out: _Outgoing,
+                 notes: list[str]) -> list[tuple[str, str]]:
+        headers = forwarded((k.decode('latin-1'), v.decode('latin-1'))
+                            for k, v in upstream.raw_headers)
+        if out.fixed is not None:
+            headers.append(("x-sessionctx-changes", str(len(out.fixed.changes))))
+            headers.append(("x-sessionctx-pending-calls", str(len(out.fixed.pending_calls))))
+            headers.append(("x-sessionctx-overhead-ms", f"{out.overhead * 1000:.2f}"))
+        headers.extend(("x-sessionctx-note", n) for n in notes)
+        return headers
+
+    def _whole(self, upstream: aiohttp.ClientResponse, answer: bytes, out: _Outgoing,
+               where: Route, request: web.Request, notes: list[str]) -> web.Response:
+        self._record(request, where, out, upstream.status)
+        response = web.Response(status=upstream.status, body=answer)
+        for k, v in self._headers(upstream, out, notes):
+            response.headers.add(k, v)
+        return response
+
+    async def _stream(self, request: web.Request, upstream: aiohttp.ClientResponse,
+                      out: _Outgoing, where: Route, notes: list[str]) -> web.StreamResponse:
+        self._record(request, where, out, upstream.status)
+        response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+        for k, v in self._headers(upstream, out, notes):
+            response.headers.add(k, v)
+        length = upstream.headers.get("content-length")
+        if length is not None and length.isdigit():
+            response.content_length = int(length)
+        await response.prepare(request)
+        try:
+            async for chunk in upstream.content.iter_any():
+                await response.write(chunk)
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            # the upstream broke off mid-answer: the client sees the answer end early, as it
+            # would have without the proxy (a byte already sent cannot be taken back)
+            self.s.totals.errors += 1
+            self._say(f"sessionctx proxy: an answer was cut off (upstream or client gone): {exc!r}")
+            with contextlib.suppress(Exception):
+                request.transport and request.transport.close()  # type: ignore[func-returns-value]
+            return response
+        await response.write_eof()
+        return response
+
+    def _record(self, request: web.Request, where: Route, out: _Outgoing, status: int) -> None:
+        fixed = out.fixed
+        if fixed is None:
+            return
+        totals = self.s.totals
+        totals.repaired += 1
+        totals.changes += len(fixed.changes)
+        totals.pending += len(fixed.pending_calls)
+        entry: dict[str, Any] = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "session_id": session_id(request.headers), "api": fixed.api,
+            "path": request.path, "model": where.model or fixed.body.get("model"),
+            "reactive": out.reactive, "status": status,
+            "overhead_ms": round(out.overhead * 1000, 2), **fixed.summary()}
+        if self.s.log_bodies:
+            entry["body"] = fixed.body
+        self._say(f"sessionctx proxy: repaired a {fixed.api} request: {len(fixed.changes)} "
+                  f"changes, {len(fixed.pending_calls)} pending calls")
+        task = asyncio.get_running_loop().create_task(self._write(entry))
+        self.writes.add(task)
+        task.add_done_callback(self.writes.discard)
+
+    async def _write(self, entry: dict[str, Any]) -> None:
+        try:
+            await asyncio.to_thread(self.audit.write, entry)
+        except Exception as exc:
+            self._say(f"sessionctx proxy: could not write the audit log: {exc}")
+
+    def _say(self, text: str) -> None:
+        if not self.s.quiet:
+            print(text, file=sys.stderr, flush=True)
+
+
+def _decode(raw: bytes) -> dict[str, Any] | None:
+    try:
+        body = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError, ValueError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _error(status: int, where: Route, message: str) -> web.Response:
+    """An answer of the proxy's own, in the shape the client's API uses for errors."""
+    if where.provider == "anthropic" or where.api == ANTHROPIC:
+        body: dict[str, Any] = {"type": "error", "error": {"type": "api_error",
+                                                           "message": message}}
+    else:
+        body = {"error": {"message": message, "type": "sessionctx_proxy_error",
+                          "code": status}}
+    return web.Response(status=status, body=msgspec.json.encode(body),
+                        content_type="application/json",
+                        headers={"x-sessionctx-proxy-error": "1"})
+
+
+async def serve(settings: Settings, host: str, port: int,
+                ready: asyncio.Future[int] | None = None) -> None:
+    """Serves until cancelled; `ready` gets the port once it listens."""
+    runner = web.AppRunner(make_app(settings), handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    await site.start()
+    sockets = getattr(site._server, "sockets", None) or []
+    bound = int(sockets[0].getsockname()[1]) if sockets else port
+    if ready is not None:
+        ready.set_result(bound)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

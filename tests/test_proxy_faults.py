@@ -1,0 +1,211 @@
+"""The proxy under faults and at its edges: upstream down, slow, reset mid-stream; a client gone
+mid-stream; a 32 MB body; malformed JSON; an unknown path; 50 clients at once; the reactive
+retry; WebSocket upgrades; tokens meant for one host; server-side state. No hang, no crash: the
+client gets the upstream's own answer or a 502 that names the proxy."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import http.client
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from sessionctx.cli import main
+from sessionctx.proxy.server import STATE_NOTE, WEBSOCKET_LINE
+from tests.proxy_stub import RunningProxy, Upstream, running_proxy, upstream
+
+VALID = {"model": "claude-sonnet-4-5", "max_tokens": 8,
+         "messages": [{"role": "user", "content": "hi é"}]}
+
+
+@pytest.fixture
+def wire(tmp_path: Path) -> Iterator[tuple[Upstream, RunningProxy, str]]:
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+    with upstream() as up, running_proxy(up.url, store) as proxy:
+        yield up, proxy, store
+
+
+def post(url: str, path: str, body: bytes, headers: dict[str, str] | None = None,
+         method: str = "POST", timeout: float = 30) -> tuple[int, dict[str, str], bytes]:
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers={"content-type": "application/json",
+                                                       "x-api-key": "k", **(headers or {})})
+        response = conn.getresponse()
+        data = response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+    finally:
+        conn.close()
+
+
+def test_upstream_down_is_a_502_that_names_the_proxy():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    with running_proxy(dead) as proxy:
+        status, headers, data = post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
+        assert status == 502 and headers["x-sessionctx-proxy-error"] == "1"
+        assert "sessionctx proxy could not reach the upstream" in json.loads(data)[
+            "error"]["message"]
+        status, _, data = post(proxy.url, "/v1/chat/completions", b"{}")
+        assert status == 502 and "sessionctx proxy" in json.loads(data)["error"]["message"]
+
+
+def test_a_slow_upstream_is_waited_for(wire):
+    up, proxy, _ = wire
+    up.delay = 1.0
+    started = time.monotonic()
+    status, _, data = post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
+    assert status == 200 and json.loads(data)["content"][0]["text"] == "done é"
+    assert time.monotonic() - started >= 1.0
+
+
+def test_an_upstream_reset_mid_stream_ends_the_answer_early_and_the_proxy_goes_on(wire):
+    up, proxy, _ = wire
+    up.reset_mid_stream = True
+    with pytest.raises((http.client.IncompleteRead, ConnectionError)):
+        post(proxy.url, "/v1/messages", json.dumps({**VALID, "stream": True}).encode())
+    up.reset_mid_stream = False
+    status, _, _ = post(proxy.url, "/v1/messages", json.dumps({**VALID, "stream": True}).encode())
+    assert status == 200
+
+
+def test_a_client_gone_mid_stream_cancels_the_upstream_and_the_proxy_goes_on(wire):
+    up, proxy, _ = wire
+    up.delay = 0.5
+    host, port = proxy.url.removeprefix("http://").split(":")
+    body = json.dumps({**VALID, "stream": True}).encode()
+    with socket.create_connection((host, int(port))) as s:
+        s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                  + f"content-length: {len(body)}\r\n\r\n".encode() + body)
+        time.sleep(0.1)  # the proxy has sent it upstream; the client leaves
+    time.sleep(1.0)
+    assert len(up.raw) == 1 and up.gone == 1  # the upstream request was closed with it
+    up.delay = 0
+    status, _, _ = post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
+    assert status == 200
+
+
+def test_a_32_mb_body_passes_byte_for_byte(wire):
+    up, proxy, _ = wire
+    big = json.dumps({**VALID, "messages": [{"role": "user", "content": "é" * (16 << 20)}]},
+                     ensure_ascii=False).encode()
+    assert len(big) >= 32 << 20
+    status, _, _ = post(proxy.url, "/v1/messages", big, timeout=120)
+    assert status == 200 and up.raw[-1] == big
+
+
+def test_malformed_json_gets_the_upstreams_own_answer(wire):
+    up, proxy, _ = wire
+    status, _headers, data = post(proxy.url, "/v1/messages", b'{"messages": [')
+    assert status == 400 and b"stub: malformed JSON" in data
+    assert up.raw[-1] == b'{"messages": ['
+
+
+def test_an_unknown_path_passes_through_untouched(wire):
+    _up, proxy, _ = wire
+    status, _, data = post(proxy.url, "/v1/some/thing?x=1&y=%C3%A9", b"", method="GET")
+    assert status == 404
+    assert json.loads(data) == {"path": "/v1/some/thing", "method": "GET",
+                                "raw": "/v1/some/thing?x=1&y=%C3%A9"}
+
+
+def test_fifty_clients_at_once(wire):
+    up, proxy, _ = wire
+    broken = {**VALID, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+                                           "input": {}}]},
+        {"role": "user", "content": "go"}],
+        "tools": [{"name": "ls", "input_schema": {"type": "object"}}]}
+
+    def one(i: int) -> int:
+        body = broken if i % 2 else {**VALID, "stream": i % 3 == 0}
+        return post(proxy.url, "/v1/messages", json.dumps(body).encode())[0]
+
+    with concurrent.futures.ThreadPoolExecutor(50) as pool:
+        codes = list(pool.map(one, range(50)))
+    assert codes == [200] * 50
+    assert proxy.totals.repaired == 25 and not up.refused
+
+
+def test_a_known_refusal_is_repaired_and_retried_once(wire):
+    up, proxy, _store = wire
+    thinking = {"type": "thinking", "thinking": "hmm", "signature": "c2ln" * 30}
+    body = {**VALID, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [thinking, {"type": "text", "text": "ok"}]},
+        {"role": "user", "content": "go"}]}
+    up.refuse_next = "messages.1.content.0: Invalid `signature` in `thinking` block"
+    status, headers, data = post(proxy.url, "/v1/messages", json.dumps(body).encode())
+    assert status == 200 and json.loads(data)["content"][0]["text"] == "done é"
+    assert len(up.raw) == 2 and b"c2ln" not in up.raw[1]
+    assert int(headers["x-sessionctx-changes"]) >= 1
+    # an error that names no history rule goes back to the client, not retried
+    up.refuse_next = "max_tokens: too large"
+    status, _, data = post(proxy.url, "/v1/messages", json.dumps(body).encode())
+    assert status == 400 and b"max_tokens" in data and len(up.raw) == 3
+
+
+def test_a_websocket_upgrade_is_answered_426_with_the_setting(wire):
+    _, proxy, _ = wire
+    status, _, data = post(proxy.url, "/v1/responses", b"", method="GET",
+                           headers={"connection": "Upgrade", "upgrade": "websocket",
+                                    "sec-websocket-key": "x", "sec-websocket-version": "13"})
+    assert status == 426 and WEBSOCKET_LINE in data.decode()
+
+
+def test_a_subscription_token_goes_to_api_anthropic_com_only(wire):
+    up, proxy, _ = wire
+    status, _, data = post(proxy.url, "/v1/messages", json.dumps(VALID).encode(),
+                           headers={"authorization": "Bearer sk-ant-oat01-secret"})
+    assert status == 403 and b"api.anthropic.com" in data and b"secret" not in data
+    assert not up.raw
+
+
+def test_previous_response_id_passes_with_a_note(wire):
+    up, proxy, _ = wire
+    body = json.dumps({"model": "gpt-5", "previous_response_id": "resp_0", "store": True,
+                       "input": [{"type": "function_call_output", "call_id": "c0",
+                                  "output": "x"}]}).encode()
+    up.refuse_next = "stub: fine"
+    _status, headers, _ = post(proxy.url, "/v1/responses", body)
+    assert up.raw[-1] == body and headers["x-sessionctx-note"] == STATE_NOTE
+
+
+def test_proxy_log_prints_what_was_repaired(wire):
+    _, proxy, store = wire
+    broken = {**VALID, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+                                           "input": {}}]},
+        {"role": "user", "content": "go"}],
+        "tools": [{"name": "ls", "input_schema": {"type": "object"}}]}
+    post(proxy.url, "/v1/messages", json.dumps(broken).encode(),
+         headers={"session-id": "codex-1"})
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        out = CliRunner().invoke(main, ["proxy", "log", "--store", store, "--json"])
+        found: list[Any] = json.loads(out.output)["entries"]
+        if found:
+            break
+        time.sleep(0.05)
+    assert found[0]["session_id"] == "codex-1" and found[0]["pending_calls"][0]["id"] == "t1"
+    text = CliRunner().invoke(main, ["proxy", "log", "--store", store]).output
+    assert "dropped_unpaired_call" in text and "ls (t1)" in text and "codex-1" in text
+
+
+def test_no_task_is_left_behind():
+    with upstream() as up, running_proxy(up.url) as proxy:
+        post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
+    names = [t.name for t in threading.enumerate() if not t.daemon]
+    assert names == ["MainThread"]

@@ -1,0 +1,66 @@
+"""`sessionctx run -- COMMAND`: the command's base URLs point at a proxy on a free port, its
+earlier base URL becomes the upstream, a one-line summary is printed, its exit code kept."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from sessionctx.proxy.child import plan
+from tests.proxy_stub import upstream
+
+SCRIPT = textwrap.dedent("""
+    import os, sys, anthropic
+    client = anthropic.Anthropic(max_retries=0)
+    reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=8, messages=[
+        {"role": "user", "content": "list"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+                                           "input": {}}]},
+        {"role": "user", "content": "go on"}],
+        tools=[{"name": "ls", "input_schema": {"type": "object"}}])
+    print(reply.content[0].text, os.environ["ANTHROPIC_BASE_URL"])
+    sys.exit(7)
+""")
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    src = Path(__file__).resolve().parents[1]
+    return {**os.environ, "PYTHONPATH": f"{src / 'src'}{os.pathsep}{src}",
+            "ANTHROPIC_API_KEY": "k", "SESSIONCTX_STORE": f"sqlite:///{tmp_path / 'a.db'}",
+            **extra}
+
+
+def test_run_points_an_sdk_program_at_the_proxy_and_keeps_its_exit_code(tmp_path):
+    script = tmp_path / "agent.py"
+    script.write_text(SCRIPT)
+    with upstream() as up:
+        env = _env(tmp_path, ANTHROPIC_BASE_URL=up.url)
+        direct = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                                text=True, timeout=60)
+        assert direct.returncode == 1 and "tool_result" in direct.stderr
+        done = subprocess.run([sys.executable, "-m", "sessionctx.cli", "run", "--",
+                               sys.executable, str(script)], env=env, capture_output=True,
+                              text=True, timeout=60)
+    assert done.returncode == 7, done.stderr
+    text, base = done.stdout.rsplit(maxsplit=1)
+    assert text == "done é" and base.startswith("http://127.0.0.1:") and base != up.url
+    assert "1 repaired" in done.stderr and "1 pending calls removed" in done.stderr
+    assert "t1" not in up.raw[-1].decode()
+
+
+def test_codex_gets_its_provider_pointed_at_the_proxy(tmp_path):
+    home = tmp_path / "codex"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        'model_provider = "stub"\n[model_providers.stub]\nname = "stub"\n'
+        'base_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n')
+    got = plan(["codex", "exec", "hi"], {"CODEX_HOME": str(home)}, 4000)
+    assert got.argv == ["codex", "-c", 'model_providers.stub.base_url="http://127.0.0.1:4000/v1"',
+                        "-c", "model_providers.stub.supports_websockets=false", "exec", "hi"]
+    assert got.upstreams == ["openai=http://127.0.0.1:9"]
+    plain = plan(["codex", "exec"], {"CODEX_HOME": str(tmp_path / "none")}, 4000)
+    assert plain.argv[1:3] == ["-c", 'openai_base_url="http://127.0.0.1:4000/v1"']
+    assert plain.env["OPENAI_BASE_URL"] == "http://127.0.0.1:4000/v1"
