@@ -128,7 +128,7 @@ def _print_pending(ctx: Context) -> None:
 def problems_of(loaded: Loaded, ctx: Context) -> Iterator[dict[str, Any]]:
     """What makes a history unfit to send as stored: read problems and every repair."""
     for p in loaded.problems:
-        yield {"kind": "unreadable", "message": str(p), "record": _problem_record(p)}
+        yield {"kind": p.kind, "message": str(p), "record": _problem_record(p)}
     for c in ctx.changes:
         if c.is_repair:
             yield {"kind": c.kind, "message": c.reason,
