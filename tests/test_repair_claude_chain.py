@@ -66,7 +66,8 @@ def chain_walk(raw: bytes) -> list[Entry]:
     sides: dict[str, list[Entry]] = {}
     for e in entries:
         parent = e.get("parentUuid")
-        if e["uuid"] not in on_chain and parent in on_chain and e.get("type") == "user" and any(
+        if isinstance(parent, str) and e["uuid"] not in on_chain and parent in on_chain and e.get(
+                "type") == "user" and any(
                 b.get("type") == "tool_result" for b in _blocks(e)):
             sides.setdefault(parent, []).append(e)
     out = []
@@ -116,7 +117,8 @@ def _removed_ids(raw: bytes, fixes: list[dict[str, Any]]) -> set[str]:
         except ValueError:
             continue
         uid = obj.get("uuid") if isinstance(obj, dict) else None
-        (removed if n in gone else kept).add(uid)
+        if isinstance(uid, str):
+            (removed if n in gone else kept).add(uid)
     return removed - kept
 
 
