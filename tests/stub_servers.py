@@ -1,9 +1,15 @@
-"""Local stand-ins for the OpenAI Responses and Chat Completions endpoints on 127.0.0.1.
+"""Local stand-ins for provider endpoints on 127.0.0.1, and the one home of each API's rules.
 
-Each rejects, with the real API's messages, what the real API rejects in a history: a call with
-no output, an output with no call, reasoning without its following item (Responses), a tool
-message that answers no call or a call left unanswered (Chat Completions). Otherwise it answers
-with the next scripted reply, or a plain text one, and keeps every request body it got.
+`responses_problem`, `chat_problem`, `anthropic_problem` and `gemini_problem` say, with the real
+API's message, what the real API refuses in a request's history: a call with no output, an
+output with no call, reasoning without its following item (Responses); a tool message that
+answers no call or a call left unanswered (Chat Completions); a `tool_use` not answered by
+`tool_result` blocks at the start of the next message, an orphan or repeated result (Anthropic
+Messages); a function call or response turn out of place or miscounted (Gemini). They are
+written from the providers' documented errors, not from sessionctx's own validators.
+
+`serve` is a small in-process Responses / Chat Completions stub; tests/strict_stub.py serves
+every API with streaming, recording and scripted tool calls.
 """
 
 from __future__ import annotations
@@ -94,6 +100,110 @@ def chat_problem(body: Body) -> str | None:
         return ("An assistant message with 'tool_calls' must be followed by tool messages "
                 "responding to each 'tool_call_id'. The following tool_call_ids did not have "
                 f"response messages: {', '.join(open_ids)}")
+    return None
+
+
+def anthropic_problem(body: Body) -> str | None:
+    """The Messages API's refusal of `body`'s history, or None. Consecutive turns of one role
+    are combined first, as the API does; mid-conversation `system` messages hold no blocks that
+    pair, so they are passed over when finding the message after a `tool_use`."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages: at least one message is required"
+    turns: list[tuple[int, str, list[Any]]] = []  # first index, role, blocks
+    seen_ids: set[str] = set()
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in ("user", "assistant", "system"):
+            return f"messages.{i}.role: Input should be 'user', 'assistant' or 'system'"
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list):
+            return f"messages.{i}.content: Input should be a valid list"
+        if role == "user" and not blocks:
+            return f"messages.{i}: user messages must have non-empty content"
+        for j, block in enumerate(blocks):
+            kind = block.get("type")
+            final_assistant = role == "assistant" and i == len(messages) - 1
+            if kind == "text" and not str(block.get("text", "")).strip() and not final_assistant:
+                return "messages: text content blocks must contain non-whitespace text"
+            if kind == "thinking" and "signature" not in block:
+                return f"messages.{i}.content.{j}.thinking.signature: Field required"
+            if kind == "tool_use":
+                if block.get("id") in seen_ids:
+                    return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
+                seen_ids.add(block.get("id"))
+            if kind == "tool_result" and role != "user":
+                return (f"messages.{i}.content.{j}: `tool_result` blocks can only be in "
+                        "`user` messages")
+        if role == "system":
+            continue
+        if turns and turns[-1][1] == role:
+            turns[-1][2].extend(blocks)
+        else:
+            turns.append((i, role, list(blocks)))
+    for t, (i, role, blocks) in enumerate(turns):
+        previous = turns[t - 1] if t else None
+        asked = ([b.get("id") for b in previous[2] if b.get("type") == "tool_use"]
+                 if previous is not None and previous[1] == "assistant" else [])
+        if role == "user":
+            answered: list[str] = []
+            for j, block in enumerate(blocks):
+                if block.get("type") != "tool_result":
+                    continue
+                cid = block.get("tool_use_id")
+                if cid not in asked:
+                    return (f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
+                            f"`tool_result` blocks: {cid}. Each `tool_result` block must have "
+                            "a corresponding `tool_use` block in the previous message.")
+                if cid in answered:
+                    return (f"messages.{i}.content.{j}: each tool_use must have a single "
+                            f"result. Found multiple `tool_result` blocks with id: {cid}")
+                answered.append(cid)
+        if role == "assistant":
+            ids = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
+            nxt = turns[t + 1] if t + 1 < len(turns) else None
+            leading: list[str] = []
+            for block in (nxt[2] if nxt is not None and nxt[1] == "user" else []):
+                if block.get("type") != "tool_result":
+                    break
+                leading.append(block.get("tool_use_id"))
+            missing = [cid for cid in ids if cid not in leading]
+            if missing:
+                return (f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                        f"immediately after: {', '.join(missing)}. Each `tool_use` block must "
+                        "have a corresponding `tool_result` block in the next message.")
+    return None
+
+
+def gemini_problem(body: Body) -> str | None:
+    """The Gemini API's refusal of `body`'s `contents`, or None."""
+    contents = body.get("contents") or []
+    previous_calls: int | None = None  # function calls of the turn before, when it had any
+    previous_kind = ""
+    for content in contents:
+        role = content.get("role", "user")
+        if role not in ("user", "model"):
+            return "Please use a valid role: user, model."
+        parts = content.get("parts") or []
+        calls = sum(1 for p in parts if "functionCall" in p)
+        responses = sum(1 for p in parts if "functionResponse" in p)
+        if calls and (role != "model" or previous_kind not in ("user", "response")):
+            return ("Please ensure that function call turn comes immediately after a user "
+                    "turn or after a function response turn.")
+        if responses:
+            if previous_calls is None:
+                return ("Please ensure that function response turn comes immediately after a "
+                        "function call turn.")
+            if responses != previous_calls:
+                return ("Please ensure that the number of function response parts is equal to "
+                        "the number of function call parts of the function call turn.")
+        elif previous_calls is not None:
+            return ("Please ensure that function response turn comes immediately after a "
+                    "function call turn.")
+        previous_calls = calls or None
+        previous_kind = ("call" if calls else "response" if responses
+                         else "user" if role == "user" else "model")
     return None
 
 

@@ -164,7 +164,7 @@ ALL = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".jsonl", ".json", 
 
 
 def test_every_fixture_is_listed() -> None:
-    assert len(ALL) == 11
+    assert len(ALL) == 14
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         display_messages,
     )
     from sessionctx.errors import SessionChanged, SessionctxError
+    from sessionctx.providers.wire import RepairedRequest, repair_request
     from sessionctx.records import (
         Problem,
         ReadResult,
@@ -39,6 +40,7 @@ _HOMES = {
     "Problem": "records", "ReadResult": "records", "Record": "records",
     "read_bytes": "records", "read_path": "records", "select_branch": "records",
     "open_store": "store",
+    "RepairedRequest": "providers.wire", "repair_request": "providers.wire",
     "repair": "writeback",
 }
 
@@ -51,6 +53,7 @@ __all__ = [
     "Problem",
     "ReadResult",
     "Record",
+    "RepairedRequest",
     "SessionChanged",
     "SessionctxError",
     "Source",
@@ -60,6 +63,7 @@ __all__ = [
     "read_bytes",
     "read_path",
     "repair",
+    "repair_request",
     "select_branch",
 ]
 

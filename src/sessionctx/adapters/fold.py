@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import logging
 import operator
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sessionctx.changes import Change, ChangeKind, Source
-from sessionctx.context import BuildOptions, Context, ContextBuilder, build_context
+from sessionctx.context import BuildOptions, Context, ContextBuilder, PendingCall, build_context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message, text_of
 from sessionctx.records import Record, make_record
@@ -29,6 +32,29 @@ from sessionctx.store import Store
 Convert = Callable[[Any, int, list[Change]], list[tuple[int, Message]]]
 OnChanges = Callable[[list[Change]], None]
 T = TypeVar("T")
+
+# How many conversations' folds a pool keeps; one past it drops the least recently used, which
+# costs that conversation a fold from the start on its next request, never a wrong answer.
+CONVERSATIONS_KEPT = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What one request of one conversation changed, and the calls it left with no result: the
+    calls whose real outcome the application has to check before retrying them.
+    `conversation` is the framework's own id for it (thread, session, run) where it has one."""
+
+    conversation: str | None
+    changes: list[Change]
+    pending_calls: list[PendingCall]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"conversation": self.conversation,
+                "changes": [c.to_json() for c in self.changes],
+                "pending_calls": [p.to_json() for p in self.pending_calls]}
+
+
+OnReport = Callable[[Report], None]
 
 
 @dataclass(slots=True)
@@ -110,7 +136,8 @@ def _order(change: Change) -> tuple[int, int]:
 
 
 class IncrementalFold:
-    """The fold of a growing list of framework messages, kept between calls."""
+    """The fold of a growing list of framework messages, kept between calls. Not safe to share
+    between threads: `Conversations` gives each conversation its own, behind a lock."""
 
     def __init__(self, convert: Convert, options: BuildOptions | None = None) -> None:
         self._convert = convert
@@ -138,6 +165,71 @@ class IncrementalFold:
             return Folded(builder.context(), natives, list(self._dropped))
 
 
+@dataclass(slots=True)
+class _Slot:
+    fold: IncrementalFold
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Conversations:
+    """The folds of every conversation one adapter serves, kept apart.
+
+    A conversation is named by the framework's own id when the adapter has one; otherwise by the
+    identity of its first message object, which no two live conversations share. A wrong guess
+    costs time, never correctness: a fold whose seen objects are not a prefix of the list it is
+    given starts again from the list alone. The latest report of each named conversation is
+    kept (as boundedly as the folds) for `report`.
+    """
+
+    def __init__(self, convert: Convert | Callable[[], Convert],
+                 options: BuildOptions | None = None, limit: int = CONVERSATIONS_KEPT, *,
+                 stateful: bool = False) -> None:
+        # a converter that keeps state between messages (`stateful`) is given as a class or
+        # factory, and each conversation gets its own
+        self._make: Callable[[], Convert] = (
+            convert if stateful else lambda: convert)  # type: ignore[assignment,return-value]
+        self._options = options
+        self._limit = limit
+        self._slots: OrderedDict[Hashable, _Slot] = OrderedDict()
+        self._reports: OrderedDict[str, Report] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    @contextmanager
+    def fold(self, objects: Sequence[Any], conversation: str | None = None
+             ) -> Iterator[Folded]:
+        """The fold of `objects`, held for this conversation alone until the block ends (the
+        rebuilt list is made from it inside the block)."""
+        key: Hashable = conversation if conversation is not None else (
+            ("first", id(objects[0])) if len(objects) else ("empty",))
+        with self._lock:
+            slot = self._slots.get(key)
+            if slot is None:
+                slot = self._slots[key] = _Slot(IncrementalFold(self._make(), self._options))
+                while len(self._slots) > self._limit:
+                    self._slots.popitem(last=False)
+            else:
+                self._slots.move_to_end(key)
+        with slot.lock:
+            yield slot.fold.run(objects)
+
+    def keep(self, report: Report) -> None:
+        if report.conversation is None:
+            return
+        with self._lock:
+            self._reports[report.conversation] = report
+            self._reports.move_to_end(report.conversation)
+            while len(self._reports) > self._limit:
+                self._reports.popitem(last=False)
+
+    def report(self, conversation: str) -> Report | None:
+        """The latest report of a conversation the framework named, if still kept."""
+        with self._lock:
+            return self._reports.get(conversation)
+
+
 def stored_context(store: Store, session: str, options: BuildOptions | None
                    ) -> tuple[Context, dict[int | None, Record], int]:
     """A stored session's context (from its latest checkpoint on), its records by seq, and its
@@ -150,20 +242,30 @@ def stored_context(store: Store, session: str, options: BuildOptions | None
 
 @dataclass(frozen=True, slots=True)
 class Reporter:
-    """Where an adapter's changes go: every change to the logger (repairs as warnings), then
-    the list to the callback."""
+    """Where an adapter's changes go: every change to the logger (repairs as warnings), each
+    log record carrying the conversation's id (`record.sessionctx_conversation`) so a logger
+    shared by many conversations can route it; then the list to `on_changes`, and the whole
+    report (changes and pending calls) to `on_report`."""
 
     logger: logging.Logger
     on_changes: OnChanges | None = None
+    on_report: OnReport | None = None
 
-    def __call__(self, changes: list[Change]) -> None:
-        if not changes:
-            return
+    def __call__(self, changes: list[Change], conversation: str | None = None,
+                 pending_calls: list[PendingCall] | None = None) -> Report:
+        report = Report(conversation, changes, pending_calls or [])
+        if not changes and not report.pending_calls:
+            return report
         logger = self.logger
-        if logger.isEnabledFor(logging.INFO):
+        if changes and logger.isEnabledFor(logging.INFO):
+            prefix = f"[{conversation}] " if conversation is not None else ""
+            extra = {"sessionctx_conversation": conversation}
             for change in changes:
                 where = change.record.label() if change.record is not None else "history"
-                logger.log(logging.WARNING if change.is_repair else logging.INFO, "%s: %s",
-                           where, change.reason)
-        if self.on_changes is not None:
+                logger.log(logging.WARNING if change.is_repair else logging.INFO, "%s%s: %s",
+                           prefix, where, change.reason, extra=extra)
+        if changes and self.on_changes is not None:
             self.on_changes(changes)
+        if self.on_report is not None:
+            self.on_report(report)
+        return report

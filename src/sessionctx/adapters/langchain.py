@@ -1,26 +1,37 @@
-"""LangChain: a chat message history on a sessionctx store, and an agent middleware whose
-`before_model` hands the model a repaired message list.
+"""LangChain: an agent middleware that hands the model a repaired message list, a LangGraph
+pre-model hook for graphs built without middleware, and a chat message history on a sessionctx
+store.
 
     from langchain.agents import create_agent
     from sessionctx.adapters.langchain import SessionctxMiddleware
 
     agent = create_agent(model, tools, middleware=[SessionctxMiddleware()])
 
-Both give back LangChain's own message objects: unchanged messages as they were (ids,
+The middleware repairs what each model call sends (`wrap_model_call`, LangChain's way to change
+one call's request) and leaves the agent's state as it is; `rewrite_state=True` writes the
+repaired list back into the state instead, as LangChain's own summarization does. For
+`create_react_agent` and hand-built graphs: `pre_model_hook=middleware.pre_model_hook`.
+
+All give back LangChain's own message objects: unchanged messages as they were (ids,
 `additional_kwargs`, `response_metadata` intact), an `AIMessage` that lost a call without it (in
 `tool_calls`, `invalid_tool_calls`, its content's tool_use blocks and OpenAI-style
 `additional_kwargs`), a `ToolMessage` whose older screenshots were replaced with a note. The
-middleware only needs `langchain-core`'s messages and `langchain`'s `AgentMiddleware`; the
-history only `langchain-core`.
+middleware needs the `langchain` package (its `AgentMiddleware`, with `langgraph`, which it
+installs); the history needs only `langchain-core`'s messages, the hook `langgraph`.
+
+One middleware serves any number of conversations at once: each thread (LangGraph's
+`thread_id`, or the list's first message where there is none) is folded apart from the others,
+and `report(thread_id)` gives its latest changes and pending calls.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import ModelRequest, ModelResponse
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import (
     AIMessage,
@@ -36,8 +47,10 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from sessionctx.adapters.fold import (
-    IncrementalFold,
+    Conversations,
     OnChanges,
+    OnReport,
+    Report,
     Reporter,
     rebuild,
     stored_context,
@@ -58,22 +71,39 @@ _CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call"})
 
 
 class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
-    """Repairs the agent's messages before each model call; reports what changed.
+    """Repairs the messages of each model call; reports what changed, per conversation.
 
-    When nothing needs changing the state is left alone; otherwise the repaired list replaces
-    the state's messages (as LangChain's own summarization does), so later turns start from it.
+    `options.note_unpaired` adds, after a call that was removed for want of a result, a user
+    note saying it was interrupted and its outcome is unknown, so the model checks before it
+    repeats it.
     """
 
     def __init__(self, options: BuildOptions | None = None, *,
                  on_changes: OnChanges | None = None,
-                 logger: logging.Logger | None = None) -> None:
+                 on_report: OnReport | None = None,
+                 logger: logging.Logger | None = None,
+                 rewrite_state: bool = False) -> None:
         super().__init__()
-        self._fold = IncrementalFold(_natives, options)
-        self._report = Reporter(logger or _LOG, on_changes)
+        self._conversations = Conversations(_natives, options)
+        self._report = Reporter(logger or _LOG, on_changes, on_report)
+        self._rewrite_state = rewrite_state
+
+    def wrap_model_call(self, request: ModelRequest[Any],
+                        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+                        ) -> ModelResponse[Any]:
+        return handler(self._request(request))
+
+    async def awrap_model_call(self, request: ModelRequest[Any],
+                               handler: Callable[[ModelRequest[Any]],
+                                                 Awaitable[ModelResponse[Any]]]
+                               ) -> ModelResponse[Any]:
+        return await handler(self._request(request))
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if not self._rewrite_state:
+            return None
         messages = state["messages"]
-        repaired = self.repair(messages)
+        repaired = self.repair(messages, _thread(runtime))
         if repaired is messages:
             return None
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]}
@@ -82,14 +112,43 @@ class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                             runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
 
-    def repair(self, messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
+    def pre_model_hook(self, state: Any, config: Any = None) -> dict[str, Any]:
+        """A LangGraph `pre_model_hook`: the repaired list as `llm_input_messages`, so only
+        what the model is sent changes, never the graph's state."""
+        messages = state["messages"] if isinstance(state, dict) else state.messages
+        thread = None
+        if isinstance(config, dict):
+            thread = (config.get("configurable") or {}).get("thread_id")
+        return {"llm_input_messages": list(self.repair(messages,
+                                                       str(thread) if thread else None))}
+
+    def repair(self, messages: Sequence[BaseMessage],
+               conversation: str | None = None) -> Sequence[BaseMessage]:
         """The messages the model should see; `messages` itself when nothing changes."""
-        folded = self._fold.run(messages)
-        if not folded.changed:
-            return messages
-        self._report(folded.changes)
-        return rebuild(messages, folded, HumanMessage,
-                       lambda original, parts: _rewritten(original, parts[0][1]))
+        with self._conversations.fold(messages, conversation) as folded:
+            if not folded.changed:
+                return messages
+            self._conversations.keep(self._report(folded.changes, conversation,
+                                                  folded.context.pending_calls))
+            return rebuild(messages, folded, HumanMessage,
+                           lambda original, parts: _rewritten(original, parts[0][1]))
+
+    def report(self, thread_id: str) -> Report | None:
+        """The latest changes and pending calls of a LangGraph thread, if any were made."""
+        return self._conversations.report(thread_id)
+
+    def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        messages = request.messages
+        repaired = self.repair(messages, _thread(request.runtime))
+        if repaired is messages:
+            return request
+        return request.override(messages=list(repaired))  # type: ignore[arg-type]
+
+
+def _thread(runtime: Any) -> str | None:
+    info = getattr(runtime, "execution_info", None)
+    thread = getattr(info, "thread_id", None)
+    return str(thread) if thread else None
 
 
 class SessionctxChatHistory(BaseChatMessageHistory):

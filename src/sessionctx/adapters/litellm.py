@@ -1,82 +1,157 @@
-"""LiteLLM: a `CustomLogger` whose pre-call hooks repair `messages` before any provider sees
-them.
+"""LiteLLM: a `CustomLogger` whose pre-call hooks repair a request's history before any
+provider sees it, in the shape its call type carries.
 
     import litellm
     from sessionctx.adapters.litellm import SessionctxLogger
 
     litellm.callbacks = [SessionctxLogger()]
 
-With the SDK (`litellm.completion`, `acompletion`) the repair runs in
-`async_pre_call_deployment_hook`; behind the LiteLLM proxy, in `async_pre_call_hook` (list the
-logger under `callbacks` in the proxy config). Messages are OpenAI chat messages: unchanged ones
-go out as the very objects given, an assistant message that lost a call goes out without it,
-and every change is logged to `sessionctx.adapters.litellm` and given to `on_changes`. Nothing
-is invented: a call with no result is left out (its message kept if it says anything else).
+With the SDK (`litellm.completion`, `acompletion`, `litellm.anthropic.messages`, `responses`)
+the repair runs in `async_pre_call_deployment_hook`; behind the LiteLLM proxy, in
+`async_pre_call_hook` (see docs/frameworks.md for the proxy's `callbacks:` setting). Each call
+type is read in its own shape: chat `messages` (completion), an Anthropic Messages body
+(`anthropic_messages`, the proxy's `/v1/messages` route), a Responses `input` (responses). A
+request the provider would accept goes out as it came; nothing is invented: a call with no
+result is left out (its message kept if it says anything else) and listed as pending.
+
+Chat messages are folded (tool pairing, older browser screenshots): unchanged ones go out as
+the very objects given, an assistant message that lost a call goes out without it; what the
+provider would still refuse (a user message between a call and its result, one call id twice)
+goes through the same request repair as `build --provider` and the proxy
+(`sessionctx.providers.wire.repair_request`), as do Anthropic and Responses bodies. Every
+change is logged to `sessionctx.adapters.litellm` and given to `on_changes` / `on_report`.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from litellm.integrations.custom_logger import CustomLogger
 
-from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, rebuild
+from sessionctx.adapters.fold import (
+    Conversations,
+    OnChanges,
+    OnReport,
+    Report,
+    Reporter,
+    rebuild,
+)
 from sessionctx.changes import Change
 from sessionctx.context import BuildOptions
 from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.messages import Message, calls
+from sessionctx.providers.names import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
+from sessionctx.providers.wire import repair_request
 from sessionctx.screenshots import OMITTED_NOTE
 
 __all__ = ["SessionctxLogger"]
 
 _LOG = logging.getLogger("sessionctx.adapters.litellm")
 _ITEM = "_item"  # a native image block's index in its message's content parts
+_ANTHROPIC_CALLS = frozenset({"anthropic_messages", "aanthropic_messages"})
+_RESPONSES_CALLS = frozenset({"responses", "aresponses"})
+# the keys of a request that bear on whether its history is valid, besides the history
+_ANTHROPIC_KEYS = ("model", "system", "tools", "tool_choice", "thinking")
+_RESPONSES_KEYS = ("model", "instructions", "tools", "tool_choice", "reasoning")
 
 
 class SessionctxLogger(CustomLogger):
-    """Repairs the chat messages of every call LiteLLM makes.
+    """Repairs the history of every call LiteLLM makes.
 
-    One fold is kept between calls, so an agent loop that sends the same list one turn longer
-    each time pays only for its new messages.
+    Each conversation keeps its own fold between calls (named by `litellm_session_id` or
+    `metadata.session_id` where the caller sets one), so an agent loop that sends the same list
+    one turn longer each time pays only for its new messages, and one logger serves any number
+    of concurrent conversations.
     """
 
     def __init__(self, options: BuildOptions | None = None, *,
                  on_changes: OnChanges | None = None,
+                 on_report: OnReport | None = None,
                  logger: logging.Logger | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._fold = IncrementalFold(_Natives(), options)
-        self._report = Reporter(logger or _LOG, on_changes)
-        self._lock = threading.Lock()
+        self._options = options or BuildOptions()
+        self._conversations = Conversations(_Natives, self._options, stateful=True)
+        self._report = Reporter(logger or _LOG, on_changes, on_report)
 
-    def repair(self, messages: Sequence[Any]) -> Sequence[Any]:
-        """The messages to send; `messages` itself when nothing changes."""
-        with self._lock:
-            folded = self._fold.run(messages)
-        if not folded.changed:
-            return messages
-        self._report(folded.changes)
-        return rebuild(messages, folded, lambda note: {"role": "user", "content": note},
-                       lambda original, parts: _rewritten(original, parts[0][1]))
+    def repair(self, messages: Sequence[Any], conversation: str | None = None,
+               model: str | None = None) -> Sequence[Any]:
+        """Chat messages to send; `messages` itself when nothing changes."""
+        with self._conversations.fold(messages, conversation) as folded:
+            changes = folded.changes
+            pending = list(folded.context.pending_calls)
+            out: Sequence[Any] = messages
+            if folded.changed:
+                out = rebuild(messages, folded, lambda note: {"role": "user", "content": note},
+                              lambda original, parts: _rewritten(original, parts[0][1]))
+        wire = self._wire(OPENAI_CHAT, {"messages": [_as_dict(m) for m in out],
+                                        **({"model": model} if model else {})})
+        if wire is not None:
+            out = wire.body["messages"]
+            changes = [*changes, *wire.changes]
+            pending += wire.pending_calls
+        if changes or pending:
+            self._conversations.keep(self._report(changes, conversation, pending))
+        return out
 
-    def _repaired(self, data: dict[str, Any]) -> dict[str, Any] | None:
+    def report(self, conversation: str) -> Report | None:
+        """The latest changes and pending calls of a conversation named by its session id."""
+        return self._conversations.report(conversation)
+
+    def _wire(self, api: str, body: dict[str, Any]) -> Any:
+        """`body` through the request repair, or None when the provider would accept it."""
+        fixed = repair_request(api, body, note_unpaired=self._options.note_unpaired)
+        return fixed if fixed.changed else None
+
+    def _repaired(self, data: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
+        kind = str(getattr(call_type, "value", call_type) or "")
+        conversation = _conversation(data)
+        if kind in _ANTHROPIC_CALLS:
+            return self._body(ANTHROPIC, data, "messages", _ANTHROPIC_KEYS, conversation)
+        if kind in _RESPONSES_CALLS:
+            if not isinstance(data.get("input"), list):
+                return None
+            return self._body(OPENAI_RESPONSES, data, "input", _RESPONSES_KEYS, conversation)
         messages = data.get("messages")
         if not isinstance(messages, list) or not messages:
             return None
-        repaired = self.repair(messages)
+        model = data.get("model")
+        repaired = self.repair(messages, conversation, model if isinstance(model, str) else None)
         if repaired is messages:
             return None
         return {**data, "messages": repaired}
 
+    def _body(self, api: str, data: dict[str, Any], history: str, keys: tuple[str, ...],
+              conversation: str | None) -> dict[str, Any] | None:
+        """A request whose history is a provider body's: repaired as that provider's."""
+        if not isinstance(data.get(history), list) or not data[history]:
+            return None
+        body = {history: data[history], **{k: data[k] for k in keys
+                                           if data.get(k) is not None}}
+        fixed = self._wire(api, body)
+        if fixed is None:
+            return None
+        self._conversations.keep(self._report(list(fixed.changes), conversation,
+                                              list(fixed.pending_calls)))
+        return {**data, history: fixed.body[history]}
+
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any],
                                              call_type: Any) -> dict[str, Any] | None:
-        return self._repaired(kwargs)
+        return self._repaired(kwargs, call_type)
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any,
                                   data: dict[str, Any], call_type: Any) -> dict[str, Any]:
-        return self._repaired(data) or data
+        return self._repaired(data, call_type) or data
+
+
+def _conversation(data: dict[str, Any]) -> str | None:
+    session = data.get("litellm_session_id")
+    if session is None:
+        metadata = data.get("metadata") or data.get("litellm_metadata")
+        if isinstance(metadata, dict):
+            session = metadata.get("session_id")
+    return str(session) if session is not None else None
 
 
 class _Natives:

@@ -1,10 +1,19 @@
-"""OpenAI Agents SDK: a `Session` on a sessionctx store, and a `call_model_input_filter`.
+"""OpenAI Agents SDK: a `call_model_input_filter` that repairs each model call's input, a
+wrapper that repairs what any `Session` gives back, and a `Session` on a sessionctx store.
 
-    from agents import Agent, Runner
-    from sessionctx.adapters.openai_agents import SessionctxSession
+    from agents import Agent, Runner, RunConfig
+    from sessionctx.adapters.openai_agents import RepairModelInput, RepairedSession
 
-    session = SessionctxSession("user-42", "sqlite:///sessions.db")
-    await Runner.run(agent, "hello", session=session)
+    config = RunConfig(call_model_input_filter=RepairModelInput())
+    await Runner.run(agent, "hello", session=RepairedSession(SQLiteSession("user-42")),
+                     run_config=config)
+
+`RepairModelInput()` works with any session, or none: it sees the very input of each call.
+`RepairedSession(session)` wraps any `Session` implementation (`SQLiteSession`,
+`RedisSession`, `SQLAlchemySession`, `EncryptedSession`, one's own): `get_items` gives the
+items repaired, everything else goes to the wrapped session untouched, so what is stored is
+never rewritten. `SessionctxSession("user-42", "sqlite:///sessions.db")` keeps the items in a
+sessionctx store (the path relative to the working directory; four slashes for an absolute one).
 
 Items are stored as records (the item under `raw`, its native message beside it), so the
 session is also readable by `sessionctx build --store URL --session ID`. `get_items` reads from
@@ -13,8 +22,9 @@ call with no output, is left out (and reported), and so is reasoning whose follo
 with it. `pop_item` and `clear_session` delete nothing: they append a checkpoint holding what
 remains, so every stored record stays in the store.
 
-`RepairModelInput()` is the same repair for those who keep their own session:
-`RunConfig(call_model_input_filter=RepairModelInput())`.
+One `RepairModelInput` or `RepairedSession` can be shared by any number of runs at once; each
+conversation is folded apart (`report(session_id)` gives a session's latest changes and pending
+calls).
 """
 
 from __future__ import annotations
@@ -31,7 +41,14 @@ from agents.memory.session_settings import SessionSettings, resolve_session_limi
 from agents.run_config import CallModelData, ModelInputData
 
 from sessionctx.adapters import responses_items as ri
-from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, stored_context
+from sessionctx.adapters.fold import (
+    Conversations,
+    OnChanges,
+    OnReport,
+    Report,
+    Reporter,
+    stored_context,
+)
 from sessionctx.changes import Change, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
@@ -39,7 +56,7 @@ from sessionctx.providers import build_from_messages
 from sessionctx.records import Record
 from sessionctx.store import SessionChanged, Store, open_store
 
-__all__ = ["RepairModelInput", "SessionctxSession"]
+__all__ = ["RepairModelInput", "RepairedSession", "SessionctxSession"]
 
 _LOG = logging.getLogger("sessionctx.adapters.openai_agents")
 _T = TypeVar("_T")
@@ -206,34 +223,83 @@ def _order(change: Change) -> tuple[int, int]:
 class RepairModelInput:
     """A `call_model_input_filter`: the run's input items repaired before each model call.
 
-    It keeps the fold of the input it saw last, so each call costs only the new items.
+    Each conversation keeps the fold of the input it saw last, so each call costs only the new
+    items; one instance serves concurrent runs.
     """
 
     def __init__(self, options: BuildOptions | None = None, *,
                  on_changes: OnChanges | None = None,
+                 on_report: OnReport | None = None,
                  logger: logging.Logger | None = None) -> None:
-        self._fold = IncrementalFold(_natives, options)
-        self._report = Reporter(logger or _LOG, on_changes)
+        self._conversations = Conversations(_natives, options)
+        self._report = Reporter(logger or _LOG, on_changes, on_report)
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
-        items = model_data.input
-        folded = self._fold.run(items)
-        if not folded.changed:
+        items = self.repair(model_data.input)
+        if items is model_data.input:
             return model_data
-        natives = folded.natives
+        return ModelInputData(input=items, instructions=model_data.instructions)
 
-        def original(source: Source) -> tuple[list[ri.Item], Message] | None:
-            index = source.index
-            if index is None:
-                return None
-            return [ri.as_item(items[index])], natives[index][0][1]
+    def repair(self, items: list[Any], conversation: str | None = None) -> list[Any]:
+        """The items the model should see; `items` itself when nothing changes."""
+        with self._conversations.fold(items, conversation) as folded:
+            if not folded.changed:
+                return items
+            natives = folded.natives
 
-        repaired, _, dropped = ri.items_of(folded.context, original)
-        changes = folded.changes + dropped
-        self._report(changes)
-        return ModelInputData(input=repaired,  # type: ignore[arg-type]
-                              instructions=model_data.instructions)
+            def original(source: Source) -> tuple[list[ri.Item], Message] | None:
+                index = source.index
+                if index is None:
+                    return None
+                return [ri.as_item(items[index])], natives[index][0][1]
+
+            repaired, _, dropped = ri.items_of(folded.context, original)
+            report = self._report(folded.changes + dropped, conversation,
+                                  folded.context.pending_calls)
+        self._conversations.keep(report)
+        return repaired
+
+    def report(self, conversation: str) -> Report | None:
+        """The latest changes and pending calls of a named conversation (a session id)."""
+        return self._conversations.report(conversation)
+
+
+class RepairedSession:
+    """Any Agents SDK `Session`, its items given back repaired. What it stores is the wrapped
+    session's business: items are added, popped and cleared there untouched."""
+
+    def __init__(self, session: Any, options: BuildOptions | None = None, *,
+                 repair: RepairModelInput | None = None,
+                 on_changes: OnChanges | None = None,
+                 on_report: OnReport | None = None,
+                 logger: logging.Logger | None = None) -> None:
+        self.session = session
+        self.session_id: str = session.session_id
+        self.session_settings: SessionSettings | None = getattr(session, "session_settings",
+                                                                None)
+        self._repair = repair or RepairModelInput(options, on_changes=on_changes,
+                                                  on_report=on_report, logger=logger)
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        items = await self.session.get_items()
+        repaired = self._repair.repair(list(items), self.session_id)
+        window = ri.window(repaired, resolve_session_limit(limit, self.session_settings))
+        return window  # type: ignore[return-value]
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        await self.session.add_items(items)
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        popped: TResponseInputItem | None = await self.session.pop_item()
+        return popped
+
+    async def clear_session(self) -> None:
+        await self.session.clear_session()
+
+    def report(self) -> Report | None:
+        """This session's latest changes and pending calls, if any were made."""
+        return self._repair.report(self.session_id)
 
 
 def _natives(item: Any, index: int, dropped: list[Change]) -> list[tuple[int, Message]]:

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import ProcessHistory
 
-from sessionctx.adapters.fold import IncrementalFold, OnChanges, Reporter, rebuild
+from sessionctx.adapters.fold import Conversations, OnChanges, OnReport, Report, Reporter, rebuild
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
@@ -43,35 +43,55 @@ _ERROR_OUTCOMES = frozenset({"failed", "denied", "retried"})
 class SessionctxHistory:
     """A pydantic-ai history processor running the sessionctx fold.
 
-    One instance per agent (or conversation): it keeps the fold of the history it saw last, so
-    each model request costs only its new messages. `on_changes` receives every change made to a
-    request; each change is also logged to `sessionctx.adapters.pydantic_ai`.
+    One instance serves an agent's every run at once, from any number of threads or tasks:
+    each conversation (told apart by its first message object) keeps its own fold, so each
+    model request costs only its new messages. `on_changes` receives every change made to a
+    request, `on_report` the changes with the calls left pending; each change is also logged to
+    `sessionctx.adapters.pydantic_ai`.
     """
 
     def __init__(self, options: BuildOptions | None = None, *,
                  on_changes: OnChanges | None = None,
+                 on_report: OnReport | None = None,
                  logger: logging.Logger | None = None) -> None:
-        self._fold = IncrementalFold(_natives, options)
-        self._report = Reporter(logger or _LOG, on_changes)
+        self._conversations = Conversations(_natives, options)
+        self._report = Reporter(logger or _LOG, on_changes, on_report)
 
     async def __call__(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
         return self.process(messages)
 
     def process(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
         """The history the model should see, as pydantic-ai messages."""
-        folded = self._fold.run(messages)
-        if not folded.changed:
-            return messages
-        self._report(folded.changes)
-        return rebuild(messages, folded,
-                       lambda note: pm.ModelRequest(parts=[pm.UserPromptPart(note)]), _changed)
+        return self._processed(messages)[0]
+
+    def clean(self, messages: list[pm.ModelMessage]) -> tuple[list[pm.ModelMessage], Report]:
+        """A stored history made fit to pass as `message_history`, with what was changed and
+        the calls left pending. pydantic-ai refuses a history that ends on a call with no
+        return before any processor runs; this is the way to resume one:
+
+            history, report = SessionctxHistory().clean(stored)
+            agent.run_sync("go on", message_history=history)
+        """
+        return self._processed(messages)
+
+    def _processed(self, messages: list[pm.ModelMessage]
+                   ) -> tuple[list[pm.ModelMessage], Report]:
+        with self._conversations.fold(messages) as folded:
+            report = self._report(folded.changes, None, folded.context.pending_calls)
+            if not folded.changed:
+                return messages, report
+            return rebuild(messages, folded,
+                           lambda note: pm.ModelRequest(parts=[pm.UserPromptPart(note)]),
+                           _changed), report
 
 
 def history_capability(options: BuildOptions | None = None, *,
                        on_changes: OnChanges | None = None,
+                       on_report: OnReport | None = None,
                        logger: logging.Logger | None = None) -> ProcessHistory[Any]:
     """`ProcessHistory(SessionctxHistory(...))`, for `Agent(..., capabilities=[...])`."""
-    return ProcessHistory(SessionctxHistory(options, on_changes=on_changes, logger=logger))
+    return ProcessHistory(SessionctxHistory(options, on_changes=on_changes,
+                                            on_report=on_report, logger=logger))
 
 
 # -- ModelMessage -> native messages ------------------------------------------------------------

@@ -42,8 +42,15 @@ def open_store(url: str | None = None) -> Store:
 
 
 def _path_of(url: str) -> str:
+    """The file or folder a `sqlite:` or `jsonl:` URL names, read as SQLAlchemy reads one:
+    `sqlite:///sessions.db` is relative to the working directory, `sqlite:////srv/s.db`
+    absolute."""
     parsed = urlparse(url)
-    path = unquote(parsed.netloc + parsed.path)
+    rest = url.split(":", 1)[1]
+    if rest.startswith("///"):
+        path = unquote(rest[3:].split("?", 1)[0].split("#", 1)[0])
+    else:
+        path = unquote(parsed.netloc + parsed.path)
     if not path:
         raise StoreError(f"store URL {url!r} names no path")
     return path

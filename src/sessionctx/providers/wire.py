@@ -1,0 +1,332 @@
+"""One request on the wire, repaired: a provider body checked by the provider's validator and,
+when it would be refused, rebuilt by the same provider step `build --provider` runs.
+
+    from sessionctx.providers.wire import repair_request
+
+    fixed = repair_request("anthropic", body)
+    send(fixed.body)   # the very object given when nothing had to change
+
+A valid body comes back as the object given, so a caller that holds its bytes sends those.
+A body that breaks a rule is read into native messages by the importer of its own shape, folded
+(pairing: a call no result answers is removed and listed in `pending_calls`, never answered with
+an invented result), run through the provider step and rendered; only the keys that carry the
+history are replaced, every other key of the body (model, tools, system, stream, metadata, keys
+sessionctx does not know) is kept as it was. The same body always gives the same repaired body,
+so the next turn's request keeps the prefix a prompt cache holds.
+
+The importers and validators read the shapes sessionctx renders; a wire body may use the API's
+shorter spellings (a string for a content list, a Responses message without its type). The
+validator sees those spelt out (`_as_checked`), and a block or item no importer reads keeps the
+body as it is: a repair never loses what it cannot read (`RepairedRequest.unread`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.context import BuildOptions, PendingCall, build_context
+from sessionctx.formats.common import message_record
+from sessionctx.messages import Message
+from sessionctx.providers.names import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES
+from sessionctx.providers.request import BuildRequestOptions, build_from_messages, validate
+from sessionctx.providers.violations import Violation
+from sessionctx.records import ReadResult, Record
+
+__all__ = ["APIS", "HISTORY_KEYS", "RepairedRequest", "repair_request"]
+
+APIS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI)
+# the keys of a body that hold its history: the ones a repair replaces
+HISTORY_KEYS: dict[str, tuple[str, ...]] = {
+    ANTHROPIC: ("messages",),
+    OPENAI_CHAT: ("messages",),
+    OPENAI_RESPONSES: ("input", "instructions"),  # instructions are read as the system message
+    GEMINI: ("contents",),
+}
+# a rule the validators state for shapes they render, not one the API itself enforces on what
+# it is sent: a block or item of a type sessionctx does not render is the API's business
+_NOT_OURS = ("unsupported block type", "unsupported item type", "unsupported part")
+_GEMINI_ID = "sessionctx-gemini-call-"  # an id given to a Gemini call sent without one
+
+
+@dataclass(frozen=True, slots=True)
+class RepairedRequest:
+    """What `repair_request` made of a body.
+
+    `body` is the object given when `changed` is False. `violations` are the rules the given
+    body breaks; `remaining` the ones the repaired body still breaks (the caller may send it
+    all the same: the provider has the last word). `unread` says why a body that breaks a rule
+    was left as it is: parts of it no importer reads.
+    """
+
+    api: str
+    body: dict[str, Any]
+    changed: bool = False
+    changes: tuple[Change, ...] = ()
+    pending_calls: tuple[PendingCall, ...] = ()
+    violations: tuple[Violation, ...] = ()
+    remaining: tuple[Violation, ...] = ()
+    unread: tuple[str, ...] = field(default_factory=tuple)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON an audit log keeps: what broke, what changed, which calls are pending."""
+        return {"api": self.api, "changed": self.changed,
+                "violations": [v.to_json() for v in self.violations],
+                "changes": [c.to_json() for c in self.changes],
+                "pending_calls": [p.to_json() for p in self.pending_calls],
+                "remaining": [v.to_json() for v in self.remaining],
+                "unread": list(self.unread)}
+
+
+def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
+                   note_unpaired: bool = False, force: bool = False,
+                   drop_signatures: bool = False) -> RepairedRequest:
+    """`body` as `api` accepts it (one of `APIS`), with what changed and the pending calls.
+
+    `model` overrides the body's own for the capability row. `note_unpaired` adds the factual
+    note after a removed call. `force` rebuilds a body the validator finds valid (the provider
+    refused it all the same); `drop_signatures` also leaves out reasoning whose signature the
+    provider refused. Never raises for what is in the body; an unknown `api` is a BadArgument.
+    """
+    if api not in HISTORY_KEYS:
+        from sessionctx.errors import BadArgument
+        raise BadArgument(f"unknown API {api!r}; known: {', '.join(APIS)}")
+    chosen = model if model is not None else _model(body)
+    thinking, prefill = _settings(api, body)
+    found = tuple(v for v in validate(_as_checked(api, body), api, chosen, thinking=thinking,
+                                      prefill=prefill) if not v.message.startswith(_NOT_OURS))
+    if not found and not force:
+        return RepairedRequest(api, body)
+    read = _READERS[api](body)
+    if read.problems:
+        return RepairedRequest(api, body, violations=found,
+                               unread=tuple(p.message for p in read.problems))
+    ctx = build_context(read.records, BuildOptions(note_unpaired=note_unpaired))
+    messages = _without_signatures(ctx.messages) if drop_signatures else ctx.messages
+    options = BuildRequestOptions(thinking=thinking if api == ANTHROPIC else None)
+    built = build_from_messages(messages, ctx.sources, api, chosen, None, options)
+    history = {k: built.body[k] for k in HISTORY_KEYS[api] if k in built.body}
+    if api == GEMINI:
+        _forget_given_ids(history["contents"])
+    repaired = _spliced(body, history, HISTORY_KEYS[api])
+    changes = tuple(c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_CONTEXT_ROW) + \
+        tuple(built.changes)  # the body's other keys are sent as they are, not skipped
+    if repaired == body:
+        return RepairedRequest(api, body, violations=found, remaining=found)
+    remaining = tuple(v for v in validate(_as_checked(api, repaired), api, chosen,
+                                          thinking=thinking, prefill=prefill)
+                      if not v.message.startswith(_NOT_OURS))
+    return RepairedRequest(api, repaired, True, changes, tuple(ctx.pending_calls), found,
+                           remaining)
+
+
+def _model(body: dict[str, Any]) -> str | None:
+    model = body.get("model")
+    return model if isinstance(model, str) and model else None
+
+
+def _settings(api: str, body: dict[str, Any]) -> tuple[bool | None, bool]:
+    """Whether the request enables thinking (None: unsaid), and whether it ends on a prefill."""
+    if api != ANTHROPIC:
+        return None, False
+    setting = body.get("thinking")
+    thinking = None if not isinstance(setting, dict) else setting.get("type") != "disabled"
+    messages = body.get("messages")
+    prefill = isinstance(messages, list) and bool(messages) and isinstance(
+        messages[-1], dict) and messages[-1].get("role") == "assistant"
+    return thinking, prefill
+
+
+def _spliced(body: dict[str, Any], history: dict[str, Any],
+             keys: tuple[str, ...]) -> dict[str, Any]:
+    """`body` with its history keys replaced, in their place; a key the rebuild no longer
+    needs (instructions folded away) goes, and one it adds comes last."""
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        if key not in keys:
+            out[key] = value
+        elif key in history:
+            out[key] = history[key]
+    for key in keys:
+        if key in history and key not in out:
+            out[key] = history[key]
+    return out
+
+
+def _without_signatures(messages: list[Message]) -> list[Message]:
+    """The messages with their reasoning unsigned, so the provider step leaves it out."""
+    out: list[Message] = []
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") == "assistant" and isinstance(content, list) and any(
+                b.get("type") == "thinking" for b in content):
+            m = {**m, "content": [{**b, "thinkingSignature": ""} if b.get("type") == "thinking"
+                                  else b for b in content]}
+        out.append(m)
+    return out
+
+
+# ---- what the validators read: the API's shorter spellings spelt out (a copy, never the body)
+
+def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
+    if api == ANTHROPIC and isinstance(body.get("messages"), list):
+        return {**body, "messages": [_anthropic_message(m) for m in body["messages"]]}
+    if api == OPENAI_RESPONSES and isinstance(body.get("input"), (list, str)):
+        items = body["input"]
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        return {**body, "input": [_responses_item(i) for i in items]}
+    return body
+
+
+def _anthropic_message(m: Any) -> Any:
+    if not isinstance(m, dict):
+        return m
+    content = m.get("content")
+    if isinstance(content, str):
+        return {**m, "content": [{"type": "text", "text": content}] if content else []}
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
+                                         and isinstance(b.get("content"), str) for b in content):
+        return {**m, "content": [_anthropic_result(b) for b in content]}
+    return m
+
+
+def _anthropic_result(b: Any) -> Any:
+    if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(
+            b.get("content"), str):
+        text = b["content"]
+        return {**b, "content": [{"type": "text", "text": text}] if text.strip() else []}
+    return b
+
+
+def _responses_item(item: Any) -> Any:
+    if not isinstance(item, dict) or "type" in item or "role" not in item:
+        return item
+    content = item.get("content")
+    if isinstance(content, str):
+        part = "output_text" if item.get("role") == "assistant" else "input_text"
+        content = [{"type": part, "text": content}]
+    return {**item, "type": "message", "content": content}
+
+
+# ---- the native messages of each API's history
+
+def _read_anthropic(body: dict[str, Any]) -> ReadResult:
+    from sessionctx.formats.anthropic import read as anthropic
+    return anthropic.read(b"", None, body)
+
+
+def _read_chat(body: dict[str, Any]) -> ReadResult:
+    from sessionctx.formats.openai_chat import read as openai_chat
+    return openai_chat.read(b"", None, {k: v for k, v in body.items() if k != "history"})
+
+
+def _read_responses(body: dict[str, Any]) -> ReadResult:
+    from sessionctx.formats.openai_responses import read as openai_responses
+    return openai_responses.read(b"", None, body)
+
+
+def _read_gemini(body: dict[str, Any]) -> ReadResult:
+    """Gemini `contents`: user and model turns of parts. A call sent without an id answers
+    to the response of its name that follows it; the id it is given here is not sent back."""
+    result = ReadResult()
+    contents = body.get("contents")
+    open_calls: dict[str, list[str]] = {}
+    for i, content in enumerate(contents if isinstance(contents, list) else []):
+        src = Source(index=i)
+        if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+            result.problems.append(_problem(f"contents[{i}]: not a content with parts"))
+            continue
+        role = "assistant" if content.get("role") == "model" else "user"
+        blocks: list[dict[str, Any]] = []
+        results: list[Message] = []
+        for j, part in enumerate(content["parts"]):
+            native = _gemini_part(part, i, j, open_calls, result)
+            if native is None:
+                continue
+            if native.get("role") == "toolResult":
+                results.append(native)
+            else:
+                blocks.append(native)
+        for message in results:
+            result.records.append(message_record(message, src, content, GEMINI))
+        if blocks or not results:
+            message = {"role": role, "content": blocks}
+            if role == "assistant":
+                message.update(api="google-generative-ai", provider="google",
+                               model=_model(body) or "", stopReason="stop")
+            result.records.append(message_record(message, src, content, GEMINI))
+    return result
+
+
+def _gemini_part(part: Any, i: int, j: int, open_calls: dict[str, list[str]],
+                 result: ReadResult) -> dict[str, Any] | None:
+    if not isinstance(part, dict):
+        result.problems.append(_problem(f"contents[{i}].parts[{j}]: not an object"))
+        return None
+    known = {"text", "thought", "thoughtSignature", "inlineData", "functionCall",
+             "functionResponse"}
+    if set(part) - known:
+        result.problems.append(_problem(f"contents[{i}].parts[{j}]: keys {sorted(part)}"))
+        return None
+    if "functionCall" in part:
+        call = part["functionCall"]
+        name = str(call.get("name", ""))
+        cid = call.get("id") or f"{_GEMINI_ID}{i}-{j}"
+        open_calls.setdefault(name, []).append(str(cid))
+        block = {"type": "toolCall", "id": str(cid), "name": name,
+                 "arguments": call.get("args", {})}
+        if part.get("thoughtSignature"):
+            block["thoughtSignature"] = part["thoughtSignature"]
+        return block
+    if "functionResponse" in part:
+        response = part["functionResponse"]
+        name = str(response.get("name", ""))
+        waiting = open_calls.get(name) or []
+        cid = response.get("id") or (waiting.pop(0) if waiting else f"{_GEMINI_ID}{i}-{j}")
+        if response.get("id") and cid in waiting:
+            waiting.remove(cid)
+        payload = response.get("response")
+        error = isinstance(payload, dict) and set(payload) == {"error"}
+        text = payload.get("error" if error else "output") if isinstance(payload, dict) and \
+            len(payload) == 1 else None
+        if not isinstance(text, str):
+            import json
+            text = json.dumps(payload, ensure_ascii=False)
+        return {"role": "toolResult", "toolCallId": str(cid), "toolName": name,
+                "content": [{"type": "text", "text": text}], "isError": error}
+    if "inlineData" in part:
+        data = part["inlineData"]
+        return {"type": "image", "data": data.get("data", ""),
+                "mimeType": data.get("mimeType", data.get("mime_type", ""))}
+    if part.get("thought") is True:
+        return {"type": "thinking", "thinking": str(part.get("text", "")),
+                "thinkingSignature": str(part.get("thoughtSignature", ""))}
+    return {"type": "text", "text": str(part.get("text", ""))}
+
+
+def _forget_given_ids(contents: list[dict[str, Any]]) -> None:
+    """Takes out the ids `_read_gemini` gave to calls and responses sent without one."""
+    for content in contents:
+        for part in content.get("parts", []):
+            for key in ("functionCall", "functionResponse"):
+                inner = part.get(key)
+                if isinstance(inner, dict) and str(inner.get("id", "")).startswith(_GEMINI_ID):
+                    del inner["id"]
+
+
+def _problem(message: str) -> Any:
+    from sessionctx.records import Problem
+    return Problem(message, None)
+
+
+_READERS: dict[str, Callable[[dict[str, Any]], ReadResult]] = {
+    ANTHROPIC: _read_anthropic, OPENAI_CHAT: _read_chat, OPENAI_RESPONSES: _read_responses,
+    GEMINI: _read_gemini}
+
+
+def records_of(api: str, body: dict[str, Any]) -> list[Record]:
+    """The records a body's history reads as (for a caller that builds its own context)."""
+    return _READERS[api](body).records
