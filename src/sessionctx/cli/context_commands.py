@@ -121,8 +121,9 @@ def _print_pending(ctx: Context) -> None:
                    "(check the real state before retrying):")
         for p in ctx.pending_calls:
             args = json.dumps(p.arguments, ensure_ascii=False)
+            by = f" (result written by {p.written_by} itself)" if p.written_by else ""
             click.echo(f"  {p.record.label():<16} {p.name or '?'} ({p.id or 'no id'}) "
-                       f"{args[:80]}")
+                       f"{args[:80]}{by}")
 
 
 def problems_of(loaded: Loaded, ctx: Context) -> Iterator[dict[str, Any]]:

@@ -119,8 +119,8 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
         rows=rows,
         changes=[_change(c, row_of, owner) for c in changes],
         pending=[{"id": p.id, "name": p.name, "arguments": p.arguments,
-                  "s": p.record.label(), "row": _row_of(p.record, row_of, owner)}
-                 for p in ctx.pending_calls])
+                  "s": p.record.label(), "row": _row_of(p.record, row_of, owner),
+                  "by": p.written_by} for p in ctx.pending_calls])
 
 
 def _row_of(src: Source, row_of: Mapping[Key, int], owner: Mapping[Key, Key]) -> int | None:
