@@ -388,3 +388,11 @@ def test_claude_code_call_leaves_its_own_streamed_line_only(tmp_path: Path) -> N
         ("dropped_unpaired_call", 3), ("removed_empty_entry", 3), ("relinked_child", 5)]
     after = objects(path.read_bytes())
     assert after == [*stored[:2], stored[3], {**stored[4], "parentUuid": "a1"}]
+
+
+def test_codex_repair_says_to_repair_before_resuming(tmp_path: Path, fixtures: Path) -> None:
+    path = _write(tmp_path, "rollout.jsonl", codex_variants(fixtures)["killed before the output"])
+    code, out = run("repair", str(path))
+    assert code == 0 and "repair a rollout before Codex resumes it" in out
+    code, again = run("repair", str(path), "--json")
+    assert json.loads(again)["advice"] == ""  # nothing written: nothing to say

@@ -73,6 +73,8 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
         click.echo("nothing to repair; the file is unchanged")
     for line in result.remaining:
         click.echo(f"  not repaired: {line}")
+    if result.advice:
+        click.echo(result.advice)
     if result.pending_calls:
         click.echo(f"{len(result.pending_calls)} call(s) had no result: check the real state "
                    "before retrying them")

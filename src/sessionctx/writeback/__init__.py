@@ -17,6 +17,7 @@ from typing import Any
 from sessionctx.context import PendingCall
 from sessionctx.errors import SessionChanged
 from sessionctx.files import create_new, write_atomically
+from sessionctx.formats.registry import BY_NAME
 from sessionctx.writeback.edits import Fix, unified_diff
 from sessionctx.writeback.plan import Plan, RepairError, plan_repair
 
@@ -42,6 +43,7 @@ class RepairResult:
     backup: str | None
     pending_calls: list[PendingCall]
     remaining: list[str] = field(default_factory=list)
+    advice: str = ""  # what the format's agent does with a repaired file, when it matters
     before: bytes = field(default=b"", repr=False)
     after: bytes = field(default=b"", repr=False)
 
@@ -56,7 +58,7 @@ class RepairResult:
         return {"path": self.path, "format": self.format, "written": self.written,
                 "backup": self.backup, "changes": [f.to_json() for f in self.fixes],
                 "pending_calls": [p.to_json() for p in self.pending_calls],
-                "remaining": self.remaining}
+                "remaining": self.remaining, "advice": self.advice}
 
 
 def default_backup(path: str, now: datetime | None = None) -> str:
@@ -79,8 +81,9 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
     except OSError as exc:
         raise RepairError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     plan = plan_repair(raw, path, fmt, leaf=leaf, note_unpaired=note_unpaired)
+    advice = BY_NAME[plan.format].after_repair if plan.changed else ""
     out = RepairResult(path, plan.format, plan.fixes, False, None, plan.pending_calls,
-                       plan.remaining, plan.before, plan.after)
+                       plan.remaining, advice, plan.before, plan.after)
     if dry_run or not plan.changed:
         return out
 
