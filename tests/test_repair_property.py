@@ -29,11 +29,12 @@ def assert_repair_keeps_its_promise(raw: bytes, where: Path) -> None:
     except SessionctxError:
         return  # refused, with its message
     where.write_bytes(plan.after)
-    result = CliRunner().invoke(main, ["check", str(where), "--json"])
+    # the format it was repaired in: a repaired list may also read as another format
+    result = CliRunner().invoke(main, ["check", str(where), "--json", "--from", plan.format])
     assert result.exit_code in (0, 1), result.output
     left = [p for p in json.loads(result.output)["problems"] if p["kind"] not in NOT_REPAIRS]
     assert len(left) == len(plan.remaining), (left, plan.remaining)
-    again = plan_repair(plan.after, str(where))
+    again = plan_repair(plan.after, str(where), plan.format)
     assert again.after == plan.after and again.fixes == [], [f.to_json() for f in again.fixes]
 
 

@@ -33,8 +33,14 @@ def _cut_result(item: dict[str, Any], edits: Item, call_id: str | None,
 
 def _cut_empty(item: dict[str, Any], edits: Item) -> None:
     """The blocks of a message that gave nothing to send (blank text), its results kept."""
-    cut_members(item, edits, "content", len(item.get("content") or []),
-                lambda b: b.get("type") != "tool_result", keep_key=True)
+    content = item.get("content")
+    if not isinstance(content, list):
+        return
+    cut_members(item, edits, "content", len(content), lambda b: b.get("type") != "tool_result",
+                keep_key=True)
+    # a block that is no object says nothing either
+    edits.cut.setdefault("content", set()).update(
+        i for i, b in enumerate(content) if not isinstance(b, dict))
 
 
 def _left(item: dict[str, Any], edits: Item) -> bool:
