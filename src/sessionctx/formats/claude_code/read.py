@@ -15,9 +15,9 @@ import os
 from typing import Any
 
 from sessionctx.changes import ChangeKind, Source
+from sessionctx.formats.anthropic.order import results_after_other_blocks
 from sessionctx.formats.anthropic.read import STOP, assistant_block, image, result_content
 from sessionctx.formats.claude_code.lines import own_side as lines_own_side
-from sessionctx.formats.claude_code.lines import results_after_other_blocks
 from sessionctx.formats.common import (
     Obj,
     as_int,

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx.changes import ChangeKind
+from sessionctx.formats.anthropic.order import results_after_other_blocks, results_first
 from sessionctx.formats.claude_code.lines import (
     CONTENT,
     ID,
@@ -21,8 +22,6 @@ from sessionctx.formats.claude_code.lines import (
     PARENT,
     of_this_agent,
     own_side,
-    results_after_other_blocks,
-    results_first,
 )
 from sessionctx.records import MESSAGE, ReadResult
 from sessionctx.writeback import spans
