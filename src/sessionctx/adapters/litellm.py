@@ -43,6 +43,7 @@ from sessionctx.context import BuildOptions
 from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.messages import Message, calls
 from sessionctx.providers.names import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
+from sessionctx.providers.request import validate
 from sessionctx.providers.wire import repair_request
 from sessionctx.screenshots import OMITTED_NOTE
 
@@ -85,8 +86,10 @@ class SessionctxLogger(CustomLogger):
             if folded.changed:
                 out = rebuild(messages, folded, lambda note: {"role": "user", "content": note},
                               lambda original, parts: _rewritten(original, parts[0][1]))
-        wire = self._wire(OPENAI_CHAT, {"messages": [_as_dict(m) for m in out],
-                                        **({"model": model} if model else {})})
+        body = {"messages": [_as_dict(m) for m in out], **({"model": model} if model else {})}
+        wire = None
+        if validate(_as_litellm_sends(body), OPENAI_CHAT, model):
+            wire = self._wire(OPENAI_CHAT, body, force=True)
         if wire is not None:
             out = wire.body["messages"]
             changes = [*changes, *wire.changes]
@@ -99,9 +102,10 @@ class SessionctxLogger(CustomLogger):
         """The latest changes and pending calls of a conversation named by its session id."""
         return self._conversations.report(conversation)
 
-    def _wire(self, api: str, body: dict[str, Any]) -> Any:
+    def _wire(self, api: str, body: dict[str, Any], force: bool = False) -> Any:
         """`body` through the request repair, or None when the provider would accept it."""
-        fixed = repair_request(api, body, note_unpaired=self._options.note_unpaired)
+        fixed = repair_request(api, body, note_unpaired=self._options.note_unpaired,
+                               force=force)
         return fixed if fixed.changed else None
 
     def _repaired(self, data: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
@@ -143,6 +147,19 @@ class SessionctxLogger(CustomLogger):
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any,
                                   data: dict[str, Any], call_type: Any) -> dict[str, Any]:
         return self._repaired(data, call_type) or data
+
+
+def _as_litellm_sends(body: dict[str, Any]) -> dict[str, Any]:
+    """Chat messages as LiteLLM itself sends them on: the images of a tool message go in a
+    user message after it, so they are no reason to rebuild the request."""
+    messages = []
+    for m in body["messages"]:
+        content = m.get("content")
+        if m.get("role") == "tool" and isinstance(content, list):
+            m = {**m, "content": [p for p in content
+                                  if not (isinstance(p, dict) and p.get("type") == "image_url")]}
+        messages.append(m)
+    return {**body, "messages": messages}
 
 
 def _conversation(data: dict[str, Any]) -> str | None:
