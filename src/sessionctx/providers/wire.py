@@ -100,9 +100,9 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
     if not found and not force:
         return RepairedRequest(api, body)
     read = _READERS[api](body)
-    if read.problems:
-        return RepairedRequest(api, body, violations=found,
-                               unread=tuple(p.message for p in read.problems))
+    unread = tuple(p.message for p in read.problems if p.kind == "unreadable")  # not a shape
+    if unread:  # the build below puts right (results stored after another block)
+        return RepairedRequest(api, body, violations=found, unread=unread)
     ctx = build_context(read.records, BuildOptions(note_unpaired=note_unpaired))
     messages = _without_signatures(ctx.messages) if drop_signatures else ctx.messages
     options = BuildRequestOptions(thinking=thinking if api == ANTHROPIC else None)
