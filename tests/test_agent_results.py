@@ -94,8 +94,9 @@ def test_check_lists_the_call_as_pending_with_its_own_kind(tmp_path: Path, case:
     verdict = json.loads(out)
     assert code == 0, out  # a valid history: nothing to repair
     assert [p["result_written_by"] for p in verdict["pending_calls"]] == [agent]
-    kinds = [c["kind"] for c in verdict["changes"]]
-    assert kinds.count("result_written_by_agent") == 1
+    named = [c for c in verdict["changes"] if c["kind"] == "result_written_by_agent"
+             and "tool_call_id" in c["detail"]]
+    assert len(named) == 1 and named[0]["detail"]["agent"] == agent
     code, text = run("check", str(path))
     assert f"result written by {agent} itself" in text
 
@@ -150,3 +151,18 @@ def test_a_marker_with_an_image_is_the_tool_s() -> None:
                                               "mimeType": "image/png"}]}
     assert written_by(result) is None
     assert {m.agent for m in MARKERS} >= {"claude-code", "codex", "pydantic-ai", "cline"}
+
+
+def test_claude_code_s_own_assistant_reply_is_named_and_can_be_dropped(tmp_path: Path) -> None:
+    _, raw, name = CASES["claude-code session ended"]
+    path = tmp_path / name
+    path.write_bytes(raw)
+    records, _ = select_branch(read_input(str(path)).records)
+    kept = build_context(records)
+    replies = [c for c in kept.changes if c.detail.get("agent") == "claude-code"
+               and "tool_call_id" not in c.detail]
+    assert len(replies) == 1 and replies[0].message_index == len(kept.messages) - 1
+    assert kept.messages[-1]["content"][0]["text"] == "No response requested."
+    dropped = build_context(records, BuildOptions(drop_agent_results=True))
+    assert all(m.get("role") != "assistant" or "No response requested." not in json.dumps(m)
+               for m in dropped.messages)

@@ -39,6 +39,9 @@ MARKERS: tuple[Marker, ...] = (
     Marker("opencode", "[Tool execution was interrupted]"),
 )
 _LONGEST = max(len(m.text) for m in MARKERS)
+# assistant messages an agent writes in the model's place: Claude Code 2.1.3xx after a session
+# that ended mid-call
+REPLIES: dict[str, str] = {"No response requested.": "claude-code"}
 
 
 def _text(message: dict[str, Any]) -> str | None:
@@ -80,3 +83,21 @@ def agent_result_change(author: str, call_id: str | None, source: Source, *,
                   f"the result of call {call_id or '(no id)'} was written by {author} itself, "
                   f"not by the tool; the call's outcome is unknown and it is pending ({what})",
                   source, slot, {"tool_call_id": call_id, "agent": author, "dropped": dropped})
+
+
+def reply_written_by(message: dict[str, Any]) -> str | None:
+    """The agent that wrote this assistant message itself (no model did), or None."""
+    content = message.get("content")
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) and \
+            content[0].get("type") == "text" and isinstance(text := content[0].get("text"), str):
+        return REPLIES.get(text.strip())
+    return None
+
+
+def reply_change(author: str, source: Source, *, slot: int | None = None,
+                 dropped: bool = False) -> Change:
+    """The change that names an assistant message its agent wrote in the model's place."""
+    what = "left out" if dropped else "kept as the agent sent it"
+    return Change(ChangeKind.RESULT_WRITTEN_BY_AGENT,
+                  f"an assistant message written by {author} itself, not by a model ({what})",
+                  source, slot, {"agent": author, "dropped": dropped})

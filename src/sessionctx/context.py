@@ -14,7 +14,12 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.agent_results import agent_result_change, written_by
+from sessionctx.agent_results import (
+    agent_result_change,
+    reply_change,
+    reply_written_by,
+    written_by,
+)
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import (
@@ -219,6 +224,11 @@ class ContextBuilder:
                 if fallen is not None:
                     self._images_omitted.add(fallen)
             return
+        if role == "assistant" and (author := reply_written_by(message)) is not None:
+            if self.options.drop_agent_results:
+                self._log.append(reply_change(author, source, dropped=True))
+                return
+            self._log_at_slot(reply_change(author, source, slot=len(self._messages)))
         slot = len(self._messages)  # _push, inline: it runs for every message
         self._messages.append(message)
         self._sources.append(source)
