@@ -44,19 +44,27 @@ _LONGEST = max(len(m.text) for m in MARKERS)
 REPLIES: dict[str, str] = {"No response requested.": "claude-code"}
 
 
+_MOST = _LONGEST + 2000  # a marker plus at most a few details: longer text is the tool's
+
+
 def _text(message: dict[str, Any]) -> str | None:
-    """The result's text when it is text alone (no image, no structured output), else None."""
+    """The result's text when it is short text alone (no image, no structured output), else
+    None; a long result is let go without joining its text."""
     content = message.get("content")
     if isinstance(content, str):
-        return content.strip()
+        return content.strip() if len(content) <= _MOST else None
     if not isinstance(content, list):
         return None
     parts = []
+    size = 0
     for block in content:
         if not isinstance(block, dict) or block.get("type") != "text":
             return None
         text = block.get("text")
         if not isinstance(text, str):
+            return None
+        size += len(text)
+        if size > _MOST:
             return None
         parts.append(text)
     return "".join(parts).strip()
@@ -65,7 +73,7 @@ def _text(message: dict[str, Any]) -> str | None:
 def written_by(result: dict[str, Any]) -> str | None:
     """The agent that wrote this tool result itself, or None when it is the tool's own."""
     text = _text(result)
-    if not text or len(text) > _LONGEST + 2000:  # a marker plus at most a few details
+    if not text:
         return None
     for marker in MARKERS:
         if marker.error_only and result.get("isError") is not True:
