@@ -2,6 +2,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# `make example` runs the package alone (msgspec and click), in a venv of its own: seconds, not
+# the development extras (SDKs, browsers, type checker) `make test` needs
+EXAMPLE_VENV ?= .venv-example
+EXAMPLE_BIN := $(EXAMPLE_VENV)/bin
 
 .PHONY: setup example test lint bench test-clone
 
@@ -16,10 +20,17 @@ $(BIN)/sessionctx: pyproject.toml
 setup: $(BIN)/sessionctx
 	$(BIN)/python -m compileall -q src
 
-example: setup
-	$(BIN)/sessionctx explain examples/interrupted.jsonl
-	$(BIN)/sessionctx check examples/interrupted.jsonl || true
-	$(BIN)/sessionctx build examples/interrupted.jsonl --provider anthropic --tools examples/tools.json --system "You are a coding agent."
+$(EXAMPLE_BIN)/sessionctx: pyproject.toml
+	$(PYTHON) -m venv $(EXAMPLE_VENV)
+	$(EXAMPLE_BIN)/pip install -q --disable-pip-version-check -e .
+	touch $@
+
+# check says what is wrong (exit 1: expected here), repair --dry-run what a repair would take
+# out of the file (nothing is written), report writes the page to open in a browser
+example: $(EXAMPLE_BIN)/sessionctx
+	$(EXAMPLE_BIN)/sessionctx check examples/interrupted.jsonl || true
+	$(EXAMPLE_BIN)/sessionctx repair examples/interrupted.jsonl --dry-run || true
+	$(EXAMPLE_BIN)/sessionctx report examples/interrupted.jsonl -o $(EXAMPLE_VENV)/report.html
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

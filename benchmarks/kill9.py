@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 target = os.path.join(workdir, backend)
                 url = (f"sqlite:///{target}.db" if backend == "sqlite"
-                       else f"jsonl://{target}")
+                       else f"jsonl:///{target}")
                 tally = run(url, args.rounds, reports, args.seed)
             out = {"kills": tally.kills, "records acknowledged": tally.acknowledged,
                    "records lost": tally.lost, "batches seen torn": tally.torn,

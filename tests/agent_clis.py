@@ -12,8 +12,11 @@ is started inside the same namespace, the CLI talks to it on 127.0.0.1, and noth
 machine. After the run the stub's log of requests is read back.
 
 Interface:
-  - `Agents(tmp_path)`: one isolated home; `.claude(args, script=...)` / `.codex(args, ...)`
-    run one CLI command and return a `Run` (exit code, stdout, stderr, the stub's `requests`).
+  - `Agents(tmp_path)`: one isolated home; `.claude(*args, script=...)` / `.codex(*args, ...)`
+    run one CLI command and return a `Run` (exit code, stdout, stderr, the stub's `requests`,
+    each as tests/strict_stub.py records it; `.refused()` those it refused). `script` is the
+    stub's reply script; `stop_when=` (a callable polled while it runs) and `stop_signal=`
+    stop the CLI mid-run, e.g. while a scripted tool call is running.
   - `.place_claude(lines, session_id)` / `.place_codex(lines, thread_id)` put a transcript
     where each CLI resumes it and return its path; `.resume_claude(id)` / `.resume_codex(id)`
     resume it with "continue".

@@ -3,7 +3,7 @@
 Shared by the fuzz test (a few seconds), the long run (`python -m tests.fuzz_long`) and the
 memory benchmark: the inputs are the real fixtures in every format and the regression corpus,
 mutated (truncated, bytes flipped, fields given wrong types, nested deeply, duplicated keys,
-non-UTF-8 and oversized text); the promises are those of the README: no exception escapes,
+non-UTF-8 and oversized text); the promises are those of docs/robustness.md: no exception escapes,
 exit codes as documented, JSON output that is valid JSON (no NaN) and valid UTF-8.
 """
 
@@ -210,7 +210,7 @@ class Invocation:
 
 
 def commands(path: str, work: str) -> list[Invocation]:
-    """Every command on the input at `path`, with the exit codes the README allows."""
+    """Every command on the input at `path`, with the exit codes docs/commands.md allows."""
     read = frozenset({0, 2})
     verdict = frozenset({0, 1, 2})
     store = f"sqlite:///{work}/s.db"

@@ -64,11 +64,11 @@ def test_the_text_names_each_file_and_sums_them_up(tmp_path: Path) -> None:
     project, session, (done, dangling) = _project(tmp_path)
     out = CliRunner().invoke(main, ["check", str(project / CLAUDE.stem)])
     assert out.exit_code == 1
-    assert f"{session}: 1 problem(s) before it can be sent" in out.output
+    assert f"{session}: 1 problem before it can be sent" in out.output
     assert f"{done}: ready to send as stored (8 messages)" in out.output
-    assert f"{dangling}: 1 problem(s)" in out.output
+    assert f"{dangling}: 1 problem " in out.output
     assert out.output.rstrip().endswith(
-        "3 session file(s): 1 ready, 2 with problems, 0 unreadable")
+        "3 session files: 1 ready, 2 with problems, 0 unreadable")
 
 
 def test_a_project_folder_checks_each_session_with_its_subagents(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_checking_the_session_file_says_where_its_subagents_are(tmp_path: Path) 
     out = CliRunner().invoke(main, ["check", str(session)])
     assert out.exit_code == 1
     assert out.output.rstrip().endswith(
-        f"2 subagent transcript(s) beside this session: `sessionctx check "
+        f"2 subagent transcripts beside this session: `sessionctx check "
         f"{project / CLAUDE.stem}` checks them with it")
     alone = CliRunner().invoke(main, ["check", str(CLAUDE)]).output
     assert "subagent" not in alone

@@ -54,7 +54,7 @@ def _session(tmp_path: Path, width: int, height: int) -> Path:
 
 def _check(path: Path, *args: str) -> tuple[int, dict[str, object]]:
     out = CliRunner().invoke(main, ["check", str(path), "--json", *args])
-    return out.exit_code, json.loads(out.output)
+    return out.exit_code, json.loads(out.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -88,11 +88,14 @@ def test_an_image_over_the_provider_limit_is_a_problem_as_stored(
     path = _session(tmp_path, 9000, 10)  # decodable, but over the provider's 8000 px a side
     assert _check(path)[0] == 0
     code, report = _check(path, "--provider", provider, "--placeholder-tools")
-    assert code == 1
-    as_stored = [p for p in report["problems"]  # type: ignore[attr-defined]
+    assert code == 0  # the build downscales it: the body it sends is fine
+    as_stored = [p for p in report["as_stored"]  # type: ignore[attr-defined]
                  if p["kind"] == f"{provider}: as stored"]
     assert [p["message"] for p in as_stored] == [
         f"image of 9000x10 px is over {provider}'s limit of {limit} px per side"]
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1)
+                if '"image"' in text)
+    assert as_stored[0]["record"] == {"line": line}
     assert _check(path, "--provider", "openai-chat")[0] == 0  # no pixel limit there
 
 

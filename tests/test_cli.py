@@ -63,7 +63,7 @@ def test_json_is_one_compact_line_and_pretty_indents_the_same_document(tmp_path:
     assert json.loads(pretty) == json.loads(compact)
     assert json.loads(compact)["messages"][0]["content"] == "ünïcode ✓"
     body = run("build", EXAMPLE, "--provider", "anthropic", "--placeholder-tools",
-               "--pretty").output
+               "--pretty").stdout
     assert body.startswith('{\n  "messages"') and json.loads(body)["messages"]
 
 

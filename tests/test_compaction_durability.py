@@ -348,12 +348,12 @@ def test_a_store_checkpoint_on_a_full_disk_leaves_the_session(tiny_disk: Path) -
             f.flush()
     before = (tiny_disk / "store" / "s.jsonl").read_bytes()
     out = CliRunner().invoke(main, [
-        "compact", "--store", f"jsonl://{tiny_disk / 'store'}", "--session", "s",
+        "compact", "--store", f"jsonl:///{tiny_disk / 'store'}", "--session", "s",
         "--keep-turns", "2", "--keep-tokens", "1", "--summarizer",
         f"command:{sys.executable} {write_summarizer(tiny_disk.parent)}"])
     assert out.exit_code == 2, out.output
     assert (tiny_disk / "store" / "s.jsonl").read_bytes() == before
-    assert open_store(f"jsonl://{tiny_disk / 'store'}").records("s")
+    assert open_store(f"jsonl:///{tiny_disk / 'store'}").records("s")
 
 
 def test_import_over_the_file_size_limit_leaves_the_store(tmp_path: Path) -> None:
@@ -363,7 +363,7 @@ def test_import_over_the_file_size_limit_leaves_the_store(tmp_path: Path) -> Non
     store.append_many("s", history(0, 2))
     before = (tmp_path / "store" / "s.jsonl").read_bytes()
     done = under_limit(["import", str(source), "--session", "s", "--store",
-                        f"jsonl://{tmp_path}/store"], len(before) + 2000)
+                        f"jsonl:///{tmp_path}/store"], len(before) + 2000)
     assert done.returncode == 2, done.stderr
     assert "nothing was written" in done.stderr
     assert (tmp_path / "store" / "s.jsonl").read_bytes() == before

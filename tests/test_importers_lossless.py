@@ -66,7 +66,10 @@ def test_every_source_text_reaches_the_records(path: Path) -> None:
     result = read_input(str(path))
     texts = _model_texts(result.records)
     missing = [t for t in _source_texts(path) if t not in texts]
-    assert not missing
+    # a system or developer message of several parts is one system text: each part is in it
+    systems = [r.view["content"] for r in result.records if r.kind == MESSAGE
+               and r.view.get("role") == "system" and isinstance(r.view.get("content"), str)]
+    assert not [t for t in missing if not any(t in s for s in systems)]
 
 
 def test_openai_chat_texts_are_kept() -> None:

@@ -77,7 +77,7 @@ def test_explain_names_the_subagent_transcripts_beside_a_session(tmp_path: Path)
         agent.write_bytes(_jsonl(_subagent(_lines()[:12])))
     (folder / "notes.txt").write_text("not a transcript")
     rows = CliRunner().invoke(main, ["explain", str(session)]).output.splitlines()
-    at = rows.index("2 subagent transcript(s) beside this session (explain each on its own):")
+    at = rows.index("2 subagent transcripts beside this session (explain each on its own):")
     assert rows[at + 1:at + 3] == [f"  {agents[1]}", f"  {agents[0]}"]
     alone = CliRunner().invoke(main, ["explain", str(agents[0])]).output
-    assert "subagent transcript(s)" not in alone and "read as claude-code" in alone
+    assert "subagent transcript" not in alone and "read as claude-code" in alone

@@ -1,4 +1,5 @@
-"""The peak memory of `check` stays within README's bound: a multiple of the input size.
+"""The peak memory of `check` stays within the bound docs/robustness.md states: a multiple of
+the input size.
 
 Each input is checked in a fresh process and the peak of what Python allocates while `check`
 runs (tracemalloc) is divided by the input size: a ratio of sizes, not a timing, and the same
@@ -14,7 +15,7 @@ import pytest
 from benchmarks.bench_memory import grow, measure
 from tests.conftest import FIXTURES, ROOT
 
-# README, "Commands": peak memory of check, as a multiple of the input size (plus a constant)
+# docs/robustness.md: peak memory of check, a multiple of the input size (plus a constant)
 SESSION_BOUND = 15  # a session of ordinary messages
 ANY_BOUND = 100  # any input at all
 SIZE = 2 * 1024 * 1024

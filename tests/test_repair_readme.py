@@ -13,12 +13,11 @@ from pathlib import Path
 from tests.repair_helpers import run
 from tests.test_repair_formats import PI, claude_variants, codex_variants
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "resume.md"
 
 
 def resume_block() -> str:
-    section = README.read_text().split("## Resume a broken session", 1)[1]
-    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    block = re.search(r"```sh\n(.*?)```", README.read_text(), re.S)
     assert block is not None
     return block.group(1)
 

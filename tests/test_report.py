@@ -317,8 +317,8 @@ def test_readme_report_command_runs_as_written(tmp_path: Path) -> None:
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text()
-    section = readme[readme.index("### `sessionctx report PATH`"):]
+    readme = (root / "docs" / "commands.md").read_text()
+    section = readme[readme.index("## `sessionctx report PATH`"):]
     block = re.search(r"```sh\n(.*?)```", section, re.S)
     assert block is not None
     first = block.group(1).splitlines()[0].split("#")[0]

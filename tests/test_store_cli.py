@@ -17,7 +17,7 @@ def test_import_list_export_build(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/s.db"
     run = CliRunner().invoke
     got = run(main, ["import", str(source), "--session", "big", "--store", url])
-    assert got.exit_code == 0 and "imported 1019 record(s)" in got.output
+    assert got.exit_code == 0 and "imported 1019 records" in got.output
     listed = json.loads(run(main, ["sessions", "--store", url, "--json"]).output)
     assert listed["sessions"][0]["id"] == "big"
     assert listed["sessions"][0]["records"] == 1019

@@ -44,7 +44,7 @@ def debris(folder: Path) -> list[str]:
 
 
 def test_jsonl_store_files_and_folders_are_owner_only(tmp_path: Path) -> None:
-    store = open_store(f"jsonl://{tmp_path}/a/b/store")
+    store = open_store(f"jsonl:///{tmp_path}/a/b/store")
     store.append("s", msg(1))
     store.export("s", str(tmp_path / "out.jsonl"))
     assert mode_of(tmp_path / "a/b/store") == PRIVATE_DIR
@@ -69,7 +69,7 @@ def test_sharing_is_the_umask_when_private_is_off(tmp_path: Path) -> None:
         import os
         os.umask(0o027)
         from sessionctx.store import open_store
-        store = open_store("jsonl://{tmp_path}/shared")
+        store = open_store("jsonl:///{tmp_path}/shared")
         store.append("s", {{"role": "user", "content": "hi"}})
         store.export("s", "{tmp_path}/out.jsonl")
         sql = open_store("sqlite:///{tmp_path}/db/x.db")
@@ -119,7 +119,7 @@ def test_jsonl_appends_over_the_file_size_limit_fail_whole(tmp_path: Path, batch
     """Under RLIMIT_FSIZE a write comes back short, then fails: no short write is taken for a
     whole one, the file keeps exactly the acknowledged records, and appending goes on once
     there is room."""
-    url = f"jsonl://{tmp_path}/store"
+    url = f"jsonl:///{tmp_path}/store"
     result = run_python(FSIZE_APPENDER.format(limit=20_000, url=url, batch=batch))
     assert result.returncode == 0, result.stderr
     acked = int(result.stdout)
@@ -147,7 +147,7 @@ def test_sqlite_over_the_file_size_limit_loses_no_acknowledged_record(tmp_path: 
 
 
 def test_export_over_the_file_size_limit_leaves_the_target_and_no_temp(tmp_path: Path) -> None:
-    store = open_store(f"jsonl://{tmp_path}/store")
+    store = open_store(f"jsonl:///{tmp_path}/store")
     store.append_many("s", [msg(i, pad="y" * 500) for i in range(100)])
     target = tmp_path / "out.jsonl"
     target.write_bytes(b"previous export\n")
@@ -156,7 +156,7 @@ def test_export_over_the_file_size_limit_leaves_the_target_and_no_temp(tmp_path:
         from sessionctx.store import StoreError, open_store
         resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
         try:
-            open_store("jsonl://{tmp_path}/store").export("s", "{target}")
+            open_store("jsonl:///{tmp_path}/store").export("s", "{target}")
         except StoreError as exc:
             print(exc)
     """)
@@ -205,7 +205,7 @@ def test_a_torn_first_line_is_reported_and_appending_resumes(tmp_path: Path) -> 
     assert store.problems("s")[0].line == 1
     listed = {i.id: i for i in store.sessions()}
     assert listed["s"].records == 1 and listed["t"].records == 1
-    result = CliRunner().invoke(main, ["sessions", "--store", f"jsonl://{folder}"])
+    result = CliRunner().invoke(main, ["sessions", "--store", f"jsonl:///{folder}"])
     assert result.exit_code == 0, result.output
 
 
@@ -281,7 +281,7 @@ def test_kill_9_during_first_and_batched_appends(tmp_path: Path, before: int) ->
     torn = 0
     for round_ in range(8):
         folder = tmp_path / f"store{round_}"
-        url = f"jsonl://{folder}"
+        url = f"jsonl:///{folder}"
         size = kill_while_writing(url, folder / "s.jsonl", before, tmp_path / f"go{round_}")
         store = JsonlStore(str(folder))
         count = len(store.records("s"))
@@ -354,7 +354,7 @@ def test_a_fifo_or_folder_named_like_a_session_fails_only_itself(tmp_path: Path)
     (folder / "dir.jsonl").mkdir()
     (folder / "torn.jsonl").write_bytes(b'{"role": "us')
     result = subprocess.run(
-        [sys.executable, "-m", "sessionctx", "sessions", "--store", f"jsonl://{folder}",
+        [sys.executable, "-m", "sessionctx", "sessions", "--store", f"jsonl:///{folder}",
          "--json"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
     listed = {s["id"]: s for s in json.loads(result.stdout)["sessions"]}
@@ -365,6 +365,6 @@ def test_a_fifo_or_folder_named_like_a_session_fails_only_itself(tmp_path: Path)
     for session in ("pipe", "dir"):
         with pytest.raises(StoreError, match="not a session file"):
             store.append(session, msg(1))
-    text = CliRunner().invoke(main, ["sessions", "--store", f"jsonl://{folder}"])
+    text = CliRunner().invoke(main, ["sessions", "--store", f"jsonl:///{folder}"])
     assert text.exit_code == 0
     assert "pipe\tunreadable" in text.output

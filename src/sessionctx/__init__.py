@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         display_messages,
     )
     from sessionctx.errors import SessionChanged, SessionctxError
+    from sessionctx.inputs import read_session
     from sessionctx.providers.wire import RepairedRequest, repair_request
     from sessionctx.records import (
         Problem,
@@ -37,6 +38,7 @@ _HOMES = {
     "BuildOptions": "context", "Context": "context", "ContextBuilder": "context",
     "PendingCall": "context", "build_context": "context", "display_messages": "context",
     "SessionChanged": "errors", "SessionctxError": "errors",
+    "read_session": "inputs",
     "Problem": "records", "ReadResult": "records", "Record": "records",
     "read_bytes": "records", "read_path": "records", "select_branch": "records",
     "open_store": "store",
@@ -62,6 +64,7 @@ __all__ = [
     "open_store",
     "read_bytes",
     "read_path",
+    "read_session",
     "repair",
     "repair_request",
     "select_branch",

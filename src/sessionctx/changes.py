@@ -99,7 +99,7 @@ class ChangeKind(StrEnum):
     what one provider's rules ask of a sound one; the repair command's own edits to a file are
     repairs by definition. Importers make no changes of their own: what of a source never
     reaches the model is kept as a context row, which the core skips as SKIPPED_CONTEXT_ROW.
-    README's table of change kinds lists each of them."""
+    docs/changes.md's table of change kinds lists each of them."""
 
     step: str
     is_repair: bool

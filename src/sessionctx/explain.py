@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context, is_displayed, nothing_sent
@@ -23,7 +24,7 @@ from sessionctx.records import (
     SourceKey,
     owner_keys,
 )
-from sessionctx.render import one_line, summarize_message
+from sessionctx.render import counted, one_line, summarize_message
 
 Key = SourceKey
 QUIET_KINDS = frozenset({CONTEXT, METADATA, EXTENSION_STATE})
@@ -82,12 +83,31 @@ def explain_lines(records: list[Record], ctx: Context, label: str | None = None,
         rows.append("\nchanges to entries not listed above:")
         rows.extend(f"{c.record.label() if c.record else '-':<14} ^ {c.kind}: {c.reason}"
                     for c in matches.unmatched)
-    rows.append(f"\n{len(records)} record(s) stored, {len(ctx.messages)} message(s) for the "
-                f"model, {len(ctx.repairs)} repair(s)")
+    rows.append(f"\n{counted(len(records), 'record')} stored, "
+                f"{counted(len(ctx.messages), 'message')} for the model, "
+                f"{counted(len(ctx.repairs), 'repair')}")
     empty = nothing_sent(records, ctx)
     if empty is not None:
         rows.append(empty)
     return rows
+
+
+def explain_json(records: list[Record], ctx: Context, fmt: str | None = None
+                 ) -> dict[str, Any]:
+    """What `explain_lines` shows, one object per stored record (none folded): its kind,
+    whether a person sees it, the context messages it became and the changes about it."""
+    matches = _match(records, ctx)
+    rows = []
+    for record in records:
+        key = Source.key(record.source)
+        rows.append({"record": record.source.to_json(), "kind": record.kind,
+                     "displayed": is_displayed(record),
+                     "context": matches.targets.get(key, []),
+                     "changes": [c.to_json() for c in matches.changes.get(key, [])]})
+    return {"format": fmt, "records": rows,
+            "other_changes": [c.to_json() for c in matches.unmatched],
+            "messages": len(ctx.messages), "repairs": len(ctx.repairs),
+            "nothing_sent": nothing_sent(records, ctx)}
 
 
 def _is_quiet(record: Record, targets: list[int] | None, concerns: list[Change]) -> bool:
@@ -176,7 +196,7 @@ def _checkpoint_summary(record: Record, held: list[int]) -> str:
     messages = view.get("messages")
     count = len(messages) if isinstance(messages, list) else 0
     gives = f", giving {index_ranges(held)}" if held else ""
-    return f"checkpoint of {count} message(s){gives}, summary {one_line(first, 60)!r}"
+    return f"checkpoint of {counted(count, 'message')}{gives}, summary {one_line(first, 60)!r}"
 
 
 def index_ranges(indices: Iterable[int]) -> str:

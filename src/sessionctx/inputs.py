@@ -29,8 +29,12 @@ from sessionctx.records import (
 FORMATS = ("auto", NATIVE, *(n for n in NAMES if n != NATIVE))
 
 
-def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None) -> ReadResult:
-    """Read `path` ('-' for stdin) as native records, in format `fmt` or the one detected."""
+def read_session(path: str, fmt: str = "auto", *,
+                 progress: Progress | None = None) -> ReadResult:
+    """Read `path` ('-' for stdin) as native records, in format `fmt` or the one detected:
+    the library's front door (`sessionctx.read_session`), and the read every command makes.
+    Never raises for a bad file: its problems are in the result (`fatal` when nothing in it
+    could be read)."""
     if fmt not in FORMATS:
         raise BadArgument(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     if path == "-":
@@ -46,6 +50,9 @@ def read_input(path: str, fmt: str = "auto", *, progress: Progress | None = None
                                                 fatal=True)])
         label = path
     return read_raw(raw, label, fmt, progress=progress)
+
+
+read_input = read_session  # the name the modules and tests of sessionctx itself use
 
 
 def read_raw(raw: bytes, path: str | None, fmt: str = "auto", *,

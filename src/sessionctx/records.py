@@ -319,7 +319,8 @@ Progress = Callable[[int, int], None]
 
 def read_path(path: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
               progress: Progress | None = None) -> ReadResult:
-    """Read records from a file, or from stdin when `path` is '-'."""
+    """Read sessionctx's own records from a file, or from stdin when `path` is '-' (another
+    agent's file reads as unknown records here: `sessionctx.read_session` detects the format)."""
     if path == "-":
         return read_bytes(sys.stdin.buffer.read(), "<stdin>", max_line_bytes=max_line_bytes,
                           progress=progress)

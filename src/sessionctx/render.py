@@ -31,7 +31,7 @@ def summarize_message(message: dict[str, Any], width: int = 72) -> str:
         parts.append(f"call {call.name or '?'} ({call.id or 'no id'})")
     images = image_count(message.get("content"))
     if images:
-        parts.append(f"{images} image(s)")
+        parts.append(counted(images, "image"))
     return ", ".join(parts) if parts else "(empty)"
 
 
@@ -45,3 +45,8 @@ def format_change(change: Change) -> str:
     where = change.record.label() if change.record is not None else "-"
     target = f" -> #{change.message_index}" if change.message_index is not None else ""
     return f"  {where:<16} {change.kind:<28}{target} {change.reason}"
+
+
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """'1 call', '2 calls': a count with its noun in the number it takes."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"

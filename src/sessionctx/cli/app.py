@@ -22,7 +22,8 @@ class Failure(click.ClickException):
     """What a command says when it gives up: 'sessionctx: MESSAGE' on stderr, then exit 2.
 
     Exit codes everywhere: 0 success, 1 a verdict against the input (repairs needed, nothing
-    written: `Refused`), 2 the input could not be read or the usage was wrong.
+    written: `Refused`), 2 the input could not be read or the usage was wrong, 141 the reader
+    of the output went away (`| head`), as a shell reports a process SIGPIPE ended.
     """
 
     exit_code = 2
@@ -52,6 +53,8 @@ class App(click.Group):
             return super().invoke(ctx)
         except SessionctxError as exc:
             raise Failure(str(exc)) from None
+        except BrokenPipeError:
+            sys.exit(BROKEN_PIPE)
 
 
 @click.group(cls=App, context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,6 +63,7 @@ def main() -> None:
     """Turn a stored agent session into the context a model accepts, and explain every change."""
 
 
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports when the reader of a pipe went away
 PRETTY = "sessionctx.pretty"  # the click context's meta key `--pretty` sets
 
 
@@ -147,7 +151,7 @@ def _exit_status(code: object) -> int:
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: nothing more can be written
-            status = status or 1
+            status = BROKEN_PIPE
     return status
 
 

@@ -20,6 +20,7 @@ from sessionctx.cli.options import (
 )
 from sessionctx.context import BuildOptions
 from sessionctx.errors import CompactionError, SessionChanged
+from sessionctx.render import counted
 
 if TYPE_CHECKING:
     from sessionctx.compaction.checkpoint import SummaryJob, Written
@@ -72,6 +73,7 @@ def compact(source: SessionSource, spec: str | None, keep_turns: int, keep_token
     input or the usage is wrong.
     """
     from sessionctx.compaction import checkpoint as cp
+    from sessionctx.compaction import own
     from sessionctx.compaction.summarizers import parse_summarizer
 
     settings = cp.Settings(keep_turns, keep_tokens, force, max_identifiers, chunk_tokens,
@@ -88,6 +90,7 @@ def compact(source: SessionSource, spec: str | None, keep_turns: int, keep_token
     snapshot = target.snapshot()
     warn_problems(snapshot.problems)
     try:
+        own.writer(target.label, snapshot.format)
         if summarizer is None:
             _print_job(cp.prepare(snapshot, settings), as_json)
             return
@@ -112,7 +115,7 @@ def _print_job(job: SummaryJob, as_json: bool) -> None:
         emit_json({"plan": plan_json, "prompt": job.prompt})
         return
     click.echo(f"plan: summarize messages {1 if plan_json['previous_summary'] else 0}.."
-               f"{plan_json['cut'] - 1} ({plan_json['summarized']} message(s)"
+               f"{plan_json['cut'] - 1} ({counted(plan_json['summarized'], 'message')}"
                f"{', with the previous summary' if plan_json['previous_summary'] else ''}), "
                f"keep {plan_json['kept']} from #{plan_json['cut']}; tokens "
                f"{plan_json['tokens_before']} -> {plan_json['tokens_kept']} + summary"
@@ -128,18 +131,25 @@ def _print_job(job: SummaryJob, as_json: bool) -> None:
 def _print_written(written: Written, target: Target, as_json: bool) -> None:
     record = written.record
     unit = target.unit
-    info = {"id": record["id"], unit: written.position, "baseSeq": record["baseSeq"],
+    entry = written.entry
+    info = {"id": record["id"] if entry is None else entry.get("id", entry.get("uuid")),
+            unit: written.position,
+            "baseSeq": record["baseSeq"],
             "firstKeptIndex": record["firstKeptIndex"], "tokensBefore": record["tokensBefore"],
             "tokensAfter": record["tokensAfter"], "summaryModelRef": record["summaryModelRef"],
             "qualityAudit": record["qualityAudit"], "messages": len(record["messages"])}
     if record.get("restoredFromCompactionId"):
         info["restoredFromCompactionId"] = record["restoredFromCompactionId"]
+    if entry is not None:
+        info["wrote"] = entry.get("subtype") or entry["type"]  # the agent's own compaction
     if as_json:
         emit_json(info)
         return
     what = "restore checkpoint" if "restoredFromCompactionId" in info else "checkpoint"
+    if entry is not None:
+        what = f"the agent's own {info['wrote']} entry"
     click.echo(f"{target.label}: appended {what} {info['id']} at {unit} {info[unit]}: "
-               f"{info['messages']} message(s), tokens {info['tokensBefore']} -> "
+               f"{counted(info['messages'], 'message')}, tokens {info['tokensBefore']} -> "
                f"{info['tokensAfter']}")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
+import shlex
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -29,7 +31,7 @@ from sessionctx.context import (
     nothing_sent,
 )
 from sessionctx.records import MAX_LISTED_PROBLEMS, MESSAGE, Problem, unlisted_note
-from sessionctx.render import format_change, format_message
+from sessionctx.render import counted, format_change, format_message
 
 if TYPE_CHECKING:
     from sessionctx.providers import Request
@@ -48,16 +50,20 @@ def _undefined(req: Request) -> list[dict[str, Any]]:
 @main.command()
 @click.option("--view", type=click.Choice(["context", "display"]), default="context",
               show_default=True, help="context: what the model sees; display: what a person sees.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="With --provider: print only the body, not the count of changes and the "
+                   "pending calls on stderr.")
 @json_option
 @build_options
 @provider_options
 @source_options()
-def build(source: SessionSource, view: str, as_json: bool, options: BuildOptions,
+def build(source: SessionSource, view: str, quiet: bool, as_json: bool, options: BuildOptions,
           request: RequestSpec | None) -> None:
     """Build the model context (or the display) of the session at PATH ('-' for stdin).
 
     With --provider, print the request body for that API instead (with --json: the body, every
-    change and the pending calls).
+    change and the pending calls); the count of changes and the calls whose outcome is unknown
+    go to stderr unless --quiet.
     """
     loaded = load(source)
     warn_problems(loaded.problems)
@@ -81,9 +87,7 @@ def build(source: SessionSource, view: str, as_json: bool, options: BuildOptions
                  "definitions. Pass --tools FILE (the agent's definitions), --tools-as-text "
                  "(calls and results sent as plain text) or --placeholder-tools (empty-schema "
                  "definitions from the names the history calls)")
-        for call in req.undefined_calls:
-            click.echo(f"sessionctx: warning: message {call.message_index} calls tool "
-                       f"{call.name!r}, which the definitions do not name", err=True)
+        _print_undefined(_undefined(req))
         if as_json:
             out: dict[str, Any] = {
                 "request": req.body,
@@ -94,7 +98,15 @@ def build(source: SessionSource, view: str, as_json: bool, options: BuildOptions
             emit_json(out)
         else:
             emit_json(req.body)
+            if not quiet:
+                changes = counted(len(ctx.changes) + len(req.changes), "change")
+                click.echo(f"sessionctx: {counted(len(ctx.messages), 'message')} -> "
+                           f"{request.provider} body; {changes} (`sessionctx explain` says "
+                           "why)", err=True)
+                _print_pending(ctx, err=True)
         return
+    if quiet:
+        raise click.UsageError("--quiet goes with --provider")
     if as_json:
         emit_json(ctx.to_json())
         return
@@ -102,28 +114,29 @@ def build(source: SessionSource, view: str, as_json: bool, options: BuildOptions
 
 
 def _print_context(ctx: Context) -> None:
-    click.echo(f"{len(ctx.messages)} message(s) for the model")
+    click.echo(f"{counted(len(ctx.messages), 'message')} for the model")
     for i, (message, source) in enumerate(zip(ctx.messages, ctx.sources, strict=True)):
         click.echo(format_message(i, message, source))
     interesting = [c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_METADATA]
     if interesting:
-        click.echo(f"\n{len(interesting)} change(s):")
+        click.echo(f"\n{counted(len(interesting), 'change')}:")
         for change in interesting:
             click.echo(format_change(change))
     _print_pending(ctx)
 
 
-def _print_pending(ctx: Context) -> None:
+def _print_pending(ctx: Context, err: bool = False) -> None:
     if ctx.pending_calls:
         import json  # loaded only when there is a pending call to print
 
-        click.echo(f"\n{len(ctx.pending_calls)} pending call(s) with no result "
-                   "(check the real state before retrying):")
+        head = "sessionctx: " if err else "\n"
+        click.echo(f"{head}{counted(len(ctx.pending_calls), 'pending call')} with no result "
+                   "(check the real state before retrying):", err=err)
         for p in ctx.pending_calls:
             args = json.dumps(p.arguments, ensure_ascii=False)
             by = f" (result written by {p.written_by} itself)" if p.written_by else ""
             click.echo(f"  {p.record.label():<16} {p.name or '?'} ({p.id or 'no id'}) "
-                       f"{args[:80]}{by}")
+                       f"{args[:80]}{by}", err=err)
 
 
 def problems_of(loaded: Loaded, ctx: Context) -> Iterator[dict[str, Any]]:
@@ -175,21 +188,28 @@ def _images_too_large(ctx: Context) -> list[dict[str, Any]]:
 
 
 def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[str, Any]:
-    """The built body's violations, and those of the stored messages converted as they are."""
+    """What `build --provider` sends for these options, checked by the provider's validator
+    (the verdict), and what of the stored history that provider would refuse as it is (each
+    located at its stored record: what the build repairs)."""
+    from sessionctx.located import located
     from sessionctx.providers import naive_request, validate
     from sessionctx.providers.capabilities import capability
     from sessionctx.providers.policies.image_limits import over_pixel_limit
 
     req = _request(ctx, spec)
-    stored = [r.view for r in loaded.records if r.kind == MESSAGE]
+    built = validate(req.body, spec.provider, req.model, thinking=spec.thinking,
+                     prefill=spec.prefill is not None)
+    records = [r for r in loaded.records if r.kind == MESSAGE]
+    stored = [r.view for r in records]
+    sources = [r.source for r in records]
     naive = naive_request(stored, spec.provider, req.model, spec.system, spec.options()).body
-    as_stored = validate(naive, spec.provider, req.model)
-    as_stored += over_pixel_limit(stored, capability(spec.provider, req.model)[0])
+    as_stored = located(validate(naive, spec.provider, req.model), stored, sources, naive)
+    for v in over_pixel_limit(stored, capability(spec.provider, req.model)[0]):
+        i, j = map(int, re.findall(r"\d+", v.path)[:2])
+        as_stored.append({**v.to_json(), "record": sources[i].of_block(j).to_json()})
     return {"name": spec.provider, "model": req.model,
-            "violations": [v.to_json() for v in validate(
-                req.body, spec.provider, req.model, thinking=spec.thinking,
-                prefill=spec.prefill is not None)],
-            "as_stored": [v.to_json() for v in as_stored],
+            "violations": located(built, ctx.messages, ctx.sources, req.body),
+            "as_stored": as_stored,
             "changes": [c.to_json() for c in req.changes],
             "undefined_tools": _undefined(req)}
 
@@ -218,7 +238,7 @@ def check(source: SessionSource, as_json: bool, options: BuildOptions,
     if as_json:
         emit_json(verdict.out)
     else:
-        _print_verdict(verdict)
+        _print_verdict(verdict, source.path)
         _print_subagents(source, verdict.out["format"])
     sys.exit(verdict.code)
 
@@ -232,7 +252,7 @@ def _print_subagents(source: SessionSource, fmt: str) -> None:
     beside = subagent_transcripts(source.path)
     if beside:
         folder = source.path[: -len(".jsonl")]
-        click.echo(f"{len(beside)} subagent transcript(s) beside this session: "
+        click.echo(f"{counted(len(beside), 'subagent transcript')} beside this session: "
                    f"`sessionctx check {folder}` checks them with it")
 
 
@@ -243,53 +263,94 @@ class _Verdict(msgspec.Struct):
     out: dict[str, Any]
     label: str
     ctx: Context
+    repairable: bool = False  # something `repair` takes out of the file
 
 
 def _verdict(source: SessionSource, options: BuildOptions, request: RequestSpec | None,
              as_json: bool) -> _Verdict:
     """The check of one session; the JSON of its changes only for --json, since they are a
-    change per skipped record, and their JSON would cost more than the records themselves."""
+    change per skipped record, and their JSON would cost more than the records themselves.
+
+    Without --provider the verdict is on the history as stored. With it, the verdict is on
+    the body `build --provider` sends with the same options (its validator's violations),
+    and what is broken as stored is listed under it, at its stored record."""
     loaded = load(source)
     ctx = loaded.context(options)
-    report = _provider_report(loaded, ctx, request) if request is not None else None
-    problems = _listed(itertools.chain(problems_of(loaded, ctx), _provider_problems(report)))
-    ok = not problems
-    out: dict[str, Any] = {"ok": ok, "format": loaded.format, "problems": problems}
+    stored = _listed(problems_of(loaded, ctx))
+    repairable = any(p["kind"] not in _NOT_REPAIRABLE for p in stored)
+    out: dict[str, Any] = {"ok": not stored, "format": loaded.format, "problems": stored}
+    if request is not None:
+        report = _provider_report(loaded, ctx, request)
+        name = report["name"]
+        out["problems"] = _listed({**v, "kind": f"{name}: built body"}
+                                  for v in report["violations"])
+        out["ok"] = not out["problems"]
+        out["as_stored"] = _listed(itertools.chain(
+            stored, ({**v, "kind": f"{name}: as stored"} for v in report["as_stored"])))
+        out["provider"] = report
     if as_json:
         out["changes"] = [c.to_json() for c in ctx.changes]
         out["pending_calls"] = [p.to_json() for p in ctx.pending_calls]
-    if report is not None:
-        out["provider"] = report
-    return _Verdict(0 if ok else 1, out, loaded.label, ctx)
+    return _Verdict(0 if out["ok"] else 1, out, loaded.label, ctx, repairable)
 
 
-def _provider_problems(report: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+# what `check` finds that `repair` does not take out of the file
+_NOT_REPAIRABLE = frozenset({"nothing_sent", "image_too_large", "unlisted"})
+
+
+def _print_problems(problems: list[dict[str, Any]]) -> None:
+    for problem in problems:
+        where = problem["record"]
+        label = Source(**where).label() if where else problem.get("path", "-")
+        click.echo(f"  {label:<16} {problem['kind']:<28} {problem['message']}")
+
+
+def _print_verdict(verdict: _Verdict, path: str | None = None) -> None:
+    out = verdict.out
+    problems = out["problems"]
+    report = out.get("provider")
+    messages = counted(len(verdict.ctx.messages), "message")
     if report is None:
-        return
-    name = report["name"]
-    for v in report["as_stored"]:
-        yield {"kind": f"{name}: as stored", "message": v["message"], "record": None,
-               "path": v["path"]}
-    for v in report["violations"]:
-        yield {"kind": f"{name}: built body", "message": v["message"], "record": None,
-               "path": v["path"]}
-    for u in report["undefined_tools"]:
-        yield {"kind": f"{name}: undefined tool", "message": f"a call to tool {u['name']!r}, "
-               "which the definitions do not name", "record": u["record"]}
-
-
-def _print_verdict(verdict: _Verdict) -> None:
-    problems = verdict.out["problems"]
-    if verdict.out["ok"]:
-        click.echo(f"{verdict.label}: ready to send as stored ({len(verdict.ctx.messages)} "
-                   "messages)")
+        if out["ok"]:
+            click.echo(f"{verdict.label}: ready to send as stored ({messages})")
+        else:
+            click.echo(f"{verdict.label}: {counted(len(problems), 'problem')} before it can "
+                       "be sent")
+            _print_problems(problems)
     else:
-        click.echo(f"{verdict.label}: {len(problems)} problem(s) before it can be sent")
-        for problem in problems:
-            where = problem["record"]
-            label = Source(**where).label() if where else problem.get("path", "-")
-            click.echo(f"  {label:<16} {problem['kind']:<28} {problem['message']}")
+        target = f"{report['name']} ({report['model']})"
+        changes = counted(len(verdict.ctx.changes) + len(report["changes"]), "change")
+        if out["ok"]:
+            click.echo(f"{verdict.label}: ready to send to {target}: {messages}, {changes} "
+                       "made by the build")
+        else:
+            click.echo(f"{verdict.label}: the body built for {target} breaks "
+                       f"{counted(len(problems), 'rule')}")
+            _print_problems(problems)
+            if any("requires tool definitions" in p["message"] for p in problems):
+                click.echo("  the ways out: --tools FILE (the agent's definitions), "
+                           "--tools-as-text or --placeholder-tools")
+        if out["as_stored"]:
+            around = ", which the build works around" if out["ok"] else ""
+            click.echo(f"as stored ({counted(len(out['as_stored']), 'problem')}{around}):")
+            _print_problems(out["as_stored"])
+        _print_undefined(report["undefined_tools"])
     _print_pending(verdict.ctx)
+    if verdict.repairable and path is not None and path != "-":
+        click.echo(f"next: `sessionctx repair {shlex.quote(path)} --dry-run` shows what a "
+                   "repair takes out of the file")
+
+
+def _print_undefined(undefined: list[dict[str, Any]]) -> None:
+    """The calls to tools the definitions do not name, one line per tool."""
+    lines: dict[str, list[str]] = {}
+    for u in undefined:
+        record = u.get("record")
+        lines.setdefault(u["name"], []).append(Source(**record).label() if record else "?")
+    for name, where in lines.items():
+        click.echo(f"sessionctx: warning: {counted(len(where), 'call')} to tool {name!r}, "
+                   f"which the definitions do not name ({', '.join(where[:5])}"
+                   f"{', …' if len(where) > 5 else ''})", err=True)
 
 
 def _check_folder(source: SessionSource, as_json: bool, options: BuildOptions,
@@ -315,27 +376,41 @@ def _check_folder(source: SessionSource, as_json: bool, options: BuildOptions,
         codes.append(verdict.code)
         outs.append({"path": path, "exit": verdict.code, **verdict.out})
         if not as_json:
-            _print_verdict(verdict)
+            _print_verdict(verdict, path)
     worst = max(codes)
     if as_json:
         emit_json({"ok": worst == 0, "exit": worst, "files": outs})
     else:
         counts = [sum(c == code for c in codes) for code in (0, 1, 2)]
-        click.echo(f"{source.path}: {len(files)} session file(s): {counts[0]} ready, "
+        click.echo(f"{source.path}: {counted(len(files), 'session file')}: {counts[0]} ready, "
                    f"{counts[1]} with problems, {counts[2]} unreadable")
     return worst
 
 
 @main.command()
+@json_option
 @build_options
+@provider_options
 @source_options()
-def explain(source: SessionSource, options: BuildOptions) -> None:
-    """Show the stored records, the display and the context side by side, with reasons."""
+def explain(source: SessionSource, as_json: bool, options: BuildOptions,
+            request: RequestSpec | None) -> None:
+    """Show the stored records, the display and the context side by side, with reasons.
+
+    With --provider, each record also carries the changes that provider's request makes to
+    it; with --json, one object per record (none folded).
+    """
     loaded = load(source)
     warn_problems(loaded.problems)
     ctx = loaded.context(options)
-    from sessionctx.explain import explain_lines
+    if request is not None:
+        req = _request(ctx, request)
+        ctx = msgspec.structs.replace(ctx, changes=ctx.changes + req.changes)
+    from sessionctx.explain import explain_json, explain_lines
 
+    if as_json:
+        emit_json({**explain_json(loaded.records, ctx, loaded.format),
+                   "pending_calls": [p.to_json() for p in ctx.pending_calls]})
+        return
     for line in explain_lines(loaded.records, ctx, loaded.label, loaded.format):
         click.echo(line)
     if loaded.format == "claude-code" and source.path is not None:
@@ -343,8 +418,8 @@ def explain(source: SessionSource, options: BuildOptions) -> None:
 
         beside = subagent_transcripts(source.path)
         if beside:
-            click.echo(f"\n{len(beside)} subagent transcript(s) beside this session (explain "
-                       "each on its own):")
+            click.echo(f"\n{counted(len(beside), 'subagent transcript')} beside this "
+                       "session (explain each on its own):")
             for name in beside:
                 click.echo(f"  {name}")
     _print_pending(ctx)

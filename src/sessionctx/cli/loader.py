@@ -19,7 +19,7 @@ from sessionctx.changes import Change, ChangeKind
 from sessionctx.cli.app import hold
 from sessionctx.context import BuildOptions, Context, build_context
 from sessionctx.errors import InputError, NoSuchEntry
-from sessionctx.inputs import read_input
+from sessionctx.inputs import read_session
 from sessionctx.records import Problem, ReadResult, Record, file_size, select_branch
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def progress_printer(path: str) -> Callable[[int, int], None] | None:
 
 def read_file(path: str, fmt: str = "auto") -> ReadResult:
     """Every record of the file at `path`; InputError when nothing in it is readable."""
-    result = read_input(path, fmt, progress=progress_printer(path))
+    result = read_session(path, fmt, progress=progress_printer(path))
     if result.fatal:
         raise InputError("\n".join(str(problem) for problem in result.problems))
     return result

@@ -227,11 +227,28 @@ def _pretty(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
         ctx.find_root().meta[PRETTY] = True
 
 
+_BODY_AS_JSON = frozenset({"build"})  # commands whose --provider output is a JSON body
+
+
 def json_option(f: Command) -> Command:
-    """--json, and --pretty to indent the JSON (compact, one line, by default)."""
-    f = click.option("--pretty", is_flag=True, expose_value=False, callback=_pretty,
-                     help="Indent the JSON output (it is compact by default).")(f)
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+    """--json, and --pretty to indent the JSON (compact, one line, by default); --pretty
+    where no JSON is printed is a usage error, not silently nothing."""
+
+    @functools.wraps(f)
+    def command(*args: Any, **kwargs: Any) -> None:
+        ctx = click.get_current_context()
+        body = ctx.command.name in _BODY_AS_JSON and (
+            kwargs.get("provider") is not None or kwargs.get("request") is not None)
+        if not (kwargs["as_json"] or body) and ctx.find_root().meta.get(PRETTY):
+            raise click.UsageError("--pretty indents JSON output; add --json")
+        f(*args, **kwargs)
+
+    declared: Command = click.option("--pretty", is_flag=True, expose_value=False,
+                                     callback=_pretty,
+                                     help="Indent the JSON output (it is compact by "
+                                          "default).")(command)
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print JSON instead of text.")(declared)
 
 tokenizer_option = click.option(
     "--tokenizer", type=TEXT, default="estimate", show_default=True, metavar="NAME",

@@ -10,6 +10,7 @@ import click
 from sessionctx.cli.app import emit_json, fail, main
 from sessionctx.cli.loader import SessionSource, open_target
 from sessionctx.cli.options import json_option, source_options
+from sessionctx.render import counted
 
 
 @main.command()
@@ -45,7 +46,8 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
     if source.store_url is not None:
         raise click.UsageError("--store needs --session ID")
     if source.path == "-":
-        raise click.BadParameter("repair rewrites a file; stdin cannot be", param_hint="PATH")
+        raise click.BadParameter("repair rewrites a file in place, and stdin is not a file: "
+                                 "save the session to a file and repair that", param_hint="PATH")
     from sessionctx.writeback import repair as run_repair
 
     path = source.path
@@ -61,7 +63,7 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
         sys.exit(code)
     if dry_run and result.diff:
         click.echo(result.diff, nl=False)
-    click.echo(f"{path} ({result.format}): {len(result.fixes)} change(s)")
+    click.echo(f"{path} ({result.format}): {counted(len(result.fixes), 'change')}")
     for fix in result.fixes:
         click.echo(f"  {fix.label():<12} {fix.kind:<26} {fix.reason}")
     if dry_run:
@@ -69,15 +71,20 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
     elif result.written:
         kept = f"the original is kept at {result.backup}" if result.backup else "no backup kept"
         click.echo(f"repaired {path}; {kept}")
+    elif result.remaining:
+        click.echo("the file is unchanged: repair cannot take out of it what is left below")
     else:
         click.echo("nothing to repair; the file is unchanged")
+    if result.remaining:
+        click.echo(f"{counted(len(result.remaining), 'problem')} left (`sessionctx build` "
+                   "leaves them out of what it sends):")
     for line in result.remaining:
         click.echo(f"  not repaired: {line}")
     if result.advice:
         click.echo(result.advice)
     if result.pending_calls:
-        click.echo(f"{len(result.pending_calls)} call(s) had no result: check the real state "
-                   "before retrying them")
+        click.echo(f"{counted(len(result.pending_calls), 'call')} had no result: check the "
+                   "real state before retrying them")
     sys.exit(code)
 
 
@@ -99,7 +106,7 @@ def _repair_store(source: SessionSource, note_unpaired: bool, dry_run: bool,
                    "changes": [c.to_json() for c in changes],
                    "pending_calls": [p.to_json() for p in done.context.pending_calls]})
         return
-    click.echo(f"session {source.session}: {len(changes)} change(s)")
+    click.echo(f"session {source.session}: {counted(len(changes), 'change')}")
     for change in changes:
         click.echo(format_change(change))
     if done.record is None:

@@ -11,6 +11,7 @@ from sessionctx.cli.app import fail, main, warn_problems
 from sessionctx.cli.loader import SessionSource, load
 from sessionctx.cli.options import RequestSpec, build_options, provider_options, source_options
 from sessionctx.context import BuildOptions
+from sessionctx.render import counted
 
 
 def default_output(source: SessionSource) -> str:
@@ -66,8 +67,9 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
         write_atomically(target, page)
     except OSError as exc:
         fail(f"cannot write {target}: {exc.strerror or exc}")
-    click.echo(f"wrote {target} ({len(loaded.records)} records, {len(ctx.messages)} context "
-               f"messages, {len(ctx.pending_calls)} pending calls)", err=True)
+    click.echo(f"wrote {target} ({counted(len(loaded.records), 'record')}, "
+               f"{counted(len(ctx.messages), 'context message')}, "
+               f"{counted(len(ctx.pending_calls), 'pending call')})", err=True)
     if open_page:
         import webbrowser
         from pathlib import Path  # only to open the page

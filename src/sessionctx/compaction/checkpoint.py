@@ -1,9 +1,11 @@
 """Checkpoints: the compaction record, the pipeline that writes it, and restore.
 
 A checkpoint's messages are the summary message followed by the kept messages, pair-checked by
-the core build. The next compaction plans over those messages plus what came after, so what one
-compaction kept is never lost by the next. Restore appends a checkpoint holding the context as it
-was before a given checkpoint; nothing is ever deleted.
+the core build. A session file in an agent's format gets that agent's own compaction entry
+instead (compaction/own.py), made from the same plan and summary. The next compaction plans
+over those messages plus what came after, so what one compaction kept is never lost by the
+next. Restore appends a checkpoint holding the context as it was before a given checkpoint;
+nothing is ever deleted.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from sessionctx.compaction import own
 from sessionctx.compaction.audit import (
     DEFAULT_MAX_IDENTIFIERS,
     AuditResult,
@@ -33,7 +36,7 @@ from sessionctx.compaction.planner import (
 )
 from sessionctx.compaction.prompt import build_prompt, chunks, repair_prompt, summary_message
 from sessionctx.compaction.summarizers import Summarizer
-from sessionctx.compaction.target import Snapshot, Target
+from sessionctx.compaction.target import FileTarget, Snapshot, Target
 from sessionctx.compaction.tokens import TokenCounter, estimate_message, total
 from sessionctx.context import BuildOptions, build_context
 from sessionctx.errors import CompactionError
@@ -95,9 +98,10 @@ class SummaryJob:
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    record: dict[str, Any]
+    record: dict[str, Any]  # the checkpoint: what the model is given from here on
     position: int  # the new record's line (file) or seq (store)
     job: SummaryJob
+    entry: dict[str, Any] | None = None  # the line appended in the agent's own format, if so
 
     @property
     def summary(self) -> str:
@@ -186,7 +190,9 @@ def compact(target: Target, summarizer: Summarizer, settings: Settings | None = 
     `snapshot` and `messages` (its built context) may be passed when the caller has them.
     """
     settings = settings or Settings()
-    job = prepare(snapshot or target.snapshot(), settings, messages)
+    snapshot = snapshot or target.snapshot()
+    write_own = own.writer(target.label, snapshot.format)
+    job = prepare(snapshot, settings, messages)
     summary, result, repaired = summarize_audited(job, summarizer)
     p = job.plan
     message = summary_message(summary)
@@ -201,6 +207,14 @@ def compact(target: Target, summarizer: Summarizer, settings: Settings | None = 
                                model_ref=summarizer.ref,
                                quality_audit=audit_record(result, repaired=repaired),
                                counter=settings.counter)
+    if write_own is not None:
+        if not isinstance(target, FileTarget):
+            raise CompactionError("an agent's own compaction goes to its file; nothing written")
+        lines = write_own(snapshot.raw, summary=summary, tokens_before=p.tokens_before,
+                          kept_lines=own.kept_lines(snapshot.records, settings.build, p.cut),
+                          at=record["at"])
+        position = target.append_lines([within_limit(x) for x in lines], snapshot)
+        return Written(record, position, job, lines[0])
     position = target.append(within_limit(record), job.snapshot)
     return Written(record, position, job)
 
@@ -236,6 +250,11 @@ def restore(target: Target, before: str, settings: Settings | None = None, *,
     `snapshot` may be passed when the caller has it."""
     settings = settings or Settings()
     snapshot = snapshot or target.snapshot()
+    if snapshot.format != own.NATIVE:
+        raise CompactionError(
+            f"{target.label} is a {snapshot.format} session: restore appends a sessionctx "
+            f"checkpoint, which {snapshot.format} does not read. Import it into a store "
+            f"(sessionctx import {target.label} --store URL --session ID), then restore there")
     index = find_checkpoint(snapshot.records, before)
     earlier = build_context(snapshot.records[:index], settings.build).messages
     if not earlier:

@@ -1,8 +1,9 @@
 """Where a checkpoint goes: a JSONL session file or a session in a store, behind one guard.
 
-A snapshot is taken when planning starts; appending succeeds only if the session is exactly as
-the snapshot saw it, so a record written meanwhile makes the checkpoint refused, not lost
-between. Existing bytes are never rewritten.
+A file is read in its own format: an agent's file as that agent resumes it, after the agent's
+own last compaction. A snapshot is taken when planning starts; appending succeeds only if the
+session is exactly as the snapshot saw it, so a record written meanwhile makes the checkpoint
+refused, not lost between. Existing bytes are never rewritten.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import msgspec
 
 from sessionctx.errors import SessionChanged, SessionctxError
 from sessionctx.files import append_whole
-from sessionctx.records import Problem, Record, has_tree, read_bytes, select_branch
+from sessionctx.records import Problem, Record, has_tree, select_branch
 
 __all__ = ["FileTarget", "SessionChanged", "Snapshot", "Target", "TargetError", "branch_of"]
 
@@ -32,6 +33,8 @@ class Snapshot:
     base_seq: int  # the last record covered: a store seq, or a file's last record line
     leaf_id: str | None  # for tree-shaped files: the entry a new record hangs from
     guard: Any  # what must be unchanged when appending
+    format: str = "native"  # the file's format: native records, or the agent's own
+    raw: bytes = b""  # a file's bytes as planned on (an agent's own entry is made from them)
 
 
 class Target(Protocol):
@@ -83,19 +86,29 @@ class FileTarget:
                 raw = f.read()
         except OSError as exc:
             raise TargetError(f"{self.path}: cannot be read: {exc.strerror or exc}") from exc
-        result = read_bytes(raw, self.path)
+        from sessionctx.inputs import read_raw
+
+        result = read_raw(raw, self.path)
         if result.fatal:
             raise TargetError("; ".join(str(p) for p in result.problems))
         if raw.lstrip()[:1] == b"[" or not any(r.source.line for r in result.records):
+            if result.format != "native":
+                from sessionctx.compaction.own import NoOwnCompaction
+
+                raise TargetError(str(NoOwnCompaction(self.path, result.format)))
             raise TargetError(f"{self.path}: only JSONL session files can take a checkpoint")
         records, leaf = branch_of(result.records)
         base = max((r.source.line or 0) for r in result.records)
         return Snapshot(records, result.problems, base, leaf,
-                        (len(raw), raw.count(b"\n"), _last_line(raw)))
+                        (len(raw), raw.count(b"\n"), _last_line(raw)), result.format, raw)
 
     def append(self, record: dict[str, Any], snapshot: Snapshot) -> int:
+        return self.append_lines([record], snapshot)
+
+    def append_lines(self, records: list[dict[str, Any]], snapshot: Snapshot) -> int:
+        """Append `records` in one write if the file is as `snapshot` saw it; the first's line."""
         size, lines, last = snapshot.guard
-        line = msgspec.json.encode(record) + b"\n"
+        line = b"".join(msgspec.json.encode(record) + b"\n" for record in records)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
         except OSError as exc:

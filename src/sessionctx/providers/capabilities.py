@@ -155,11 +155,29 @@ DEFAULT_MODELS = {ANTHROPIC: "claude-opus-4-8", OPENAI_CHAT: "gpt-5.1",
                   BEDROCK: "anthropic.claude-opus-4-8"}
 
 
+# a model name's own prefix -> the maker, and the providers that serve that maker's models by
+# that name (Bedrock names its models by maker: anthropic.claude-..., openai.gpt-oss-...)
+_MAKERS = ((re.compile(r"^claude-"), "an Anthropic", (ANTHROPIC,)),
+           (re.compile(r"^(?:gpt-|o[1-9]\b|o[1-9]-|chatgpt-)"), "an OpenAI",
+            (OPENAI_CHAT, OPENAI_RESPONSES)),
+           (re.compile(r"^gemini-"), "a Google", (GEMINI,)))
+
+
+def _same_maker(provider: str, model: str) -> None:
+    """Refuse a model another provider serves (`--provider anthropic --model gpt-5`): its
+    request would be built by the wrong rules and refused by the provider."""
+    for pattern, maker, serving in _MAKERS:
+        if pattern.match(model) and provider not in serving:
+            raise BadArgument(f"{model!r} is {maker} model, which {provider} does not serve "
+                              f"by that name (its default: {DEFAULT_MODELS[provider]})")
+
+
 def capability(provider: str, model: str | None = None) -> tuple[Capability, str]:
     """The row for `provider` and `model` (default model when None), and the model used."""
     if provider not in PROVIDERS:
         raise BadArgument(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
     chosen = model or DEFAULT_MODELS[provider]
+    _same_maker(provider, chosen)
     family = _BEDROCK_REGION.sub("", chosen) if provider == BEDROCK else chosen
     own = [r for r in _ROWS if r.provider == provider]
     rows = [r for r in own if family.startswith(r.family)]

@@ -41,6 +41,16 @@ def open_store(url: str | None = None) -> Store:
                      "jsonl:///path/to/dir or postgresql://...")
 
 
+def store_name(url: str | None) -> str:
+    """The store as a message names it: its file or directory, never a database URL's
+    password."""
+    url = url or default_url()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme in ("sqlite", "jsonl"):
+        return _path_of(url)
+    return "the PostgreSQL store" if scheme in ("postgresql", "postgres") else repr(url)
+
+
 def _path_of(url: str) -> str:
     """The file or folder a `sqlite:` or `jsonl:` URL names, read as SQLAlchemy reads one:
     `sqlite:///sessions.db` is relative to the working directory, `sqlite:////srv/s.db`
