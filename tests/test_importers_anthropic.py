@@ -424,6 +424,7 @@ _MESSAGE = st.one_of(
 def test_any_messages_list_reads_with_its_counts_and_valid_bodies(rest: list[Obj]) -> None:
     items = [{"role": "user", "content": "start"}, *rest]  # a body always has something
     result = read(items, "anthropic")
-    assert not result.problems
+    # the one thing named: results stored after another block, which repair puts first
+    assert all(p.kind == "tool_results_moved" for p in result.problems)
     assert counts(result) == raw_counts(items)
     assert_every_body_valid(result)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from sessionctx.writeback import spans
-from tests.repair_helpers import check_ok, repair_json
+from sessionctx.writeback import repair, spans
+from tests.repair_helpers import check_ok, repair_json, run
 
 GEMINI = "gemini-cli/tool-result-cancelled.json"
 TRAJ = "swe-agent/function_calling_simple.traj"
@@ -194,3 +194,28 @@ def test_anthropic_result_blocks_leave_and_the_rest_stays(tmp_path: Path) -> Non
     # the note follows the results of the message's other call, which stay right after it
     assert "toolu_b" in after[3]["content"][0]["text"]
     assert [m["role"] for m in after] == ["user", "assistant", "user", "user", "assistant"]
+
+
+def test_anthropic_results_are_put_first_in_their_user_message(tmp_path: Path) -> None:
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps([
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}},
+            {"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {}}]},
+        {"role": "user", "content": [{"type": "text", "text": "also this"},
+                                     {"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": "ok"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]}], indent=1))
+    code, out = run("check", str(path), "--json")
+    kinds = [p["kind"] for p in json.loads(out)["problems"]]
+    assert code == 1 and "tool_results_moved" in kinds
+    result = repair(str(path), backup=False)
+    assert [(f.kind, f.index) for f in result.fixes] == [
+        ("dropped_unpaired_call", 1), ("tool_results_moved", 2)]
+    stored = json.loads(path.read_text())
+    assert [b["type"] for b in stored[2]["content"]] == ["tool_result", "text"]
+    assert [b["id"] for b in stored[1]["content"]] == ["toolu_1"]
+    code, out = run("check", str(path))
+    assert code == 0, out
+    assert repair(str(path), backup=False).fixes == []

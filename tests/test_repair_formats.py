@@ -388,3 +388,29 @@ def test_claude_code_call_leaves_its_own_streamed_line_only(tmp_path: Path) -> N
         ("dropped_unpaired_call", 3), ("removed_empty_entry", 3), ("relinked_child", 5)]
     after = objects(path.read_bytes())
     assert after == [*stored[:2], stored[3], {**stored[4], "parentUuid": "a1"}]
+
+
+def test_codex_repair_says_to_repair_before_resuming(tmp_path: Path, fixtures: Path) -> None:
+    path = _write(tmp_path, "rollout.jsonl", codex_variants(fixtures)["killed before the output"])
+    code, out = run("repair", str(path))
+    assert code == 0 and "repair a rollout before Codex resumes it" in out
+    code, again = run("repair", str(path), "--json")
+    assert json.loads(again)["advice"] == ""  # nothing written: nothing to say
+
+
+def test_a_removed_codex_call_takes_its_lone_reasoning_item(tmp_path: Path) -> None:
+    def line(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payload": payload}
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    rows = [{"timestamp": "t", "type": "session_meta", "payload": {"id": "s", "cwd": "/w"}},
+            line(user),
+            line({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x"}),
+            line({"type": "function_call", "call_id": "c1", "name": "shell",
+                  "arguments": "{}"}),
+            line({**user, "content": [{"type": "input_text", "text": "again"}]})]
+    path = _write(tmp_path, "rollout.jsonl", jsonl(rows))
+    code, report = run("repair", str(path), "--json")
+    named = {c["line"] for c in json.loads(report)["changes"] if c["action"] == "removed"}
+    assert code == 0 and named == {3, 4}, report
+    kept = [o["payload"].get("type") for o in objects(path.read_bytes()) if "payload" in o]
+    assert "reasoning" not in kept and "function_call" not in kept

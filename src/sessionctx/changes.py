@@ -143,6 +143,7 @@ class ChangeKind(StrEnum):
     DROPPED_EMPTY_MESSAGE = "dropped_empty_message", CORE, REPAIR
     SCREENSHOT_OMITTED = "screenshot_omitted"
     INTERRUPTED_NOTE_ADDED = "interrupted_note_added"
+    RESULT_WRITTEN_BY_AGENT = "result_written_by_agent"
 
     EMPTY_TEXT_REMOVED = "empty_text_removed", PROVIDER, REPAIR
     UNSUPPORTED_BLOCK = "unsupported_block_dropped", PROVIDER

@@ -14,6 +14,12 @@ from typing import Any
 
 import msgspec
 
+from sessionctx.agent_results import (
+    agent_result_change,
+    reply_change,
+    reply_written_by,
+    written_by,
+)
 from sessionctx.changes import Change, ChangeKind, Source, change_order
 from sessionctx.display import carry_timestamp, render_local_command
 from sessionctx.display import display_messages as display_messages  # the names readers import
@@ -54,6 +60,7 @@ class BuildOptions(msgspec.Struct, frozen=True):
     browser_tools: frozenset[str] = DEFAULT_BROWSER_TOOLS
     keep_screenshots: int = 1
     note_unpaired: bool = False
+    drop_agent_results: bool = False  # leave out results an agent wrote for itself
 
 
 class PendingCall(msgspec.Struct, frozen=True):
@@ -63,10 +70,14 @@ class PendingCall(msgspec.Struct, frozen=True):
     name: str | None
     arguments: Any
     record: Source
+    written_by: str | None = None  # the agent that wrote the call's result itself
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments,
-                "record": self.record.to_json()}
+        out = {"id": self.id, "name": self.name, "arguments": self.arguments,
+               "record": self.record.to_json()}
+        if self.written_by is not None:
+            out["result_written_by"] = self.written_by
+        return out
 
 
 class Context(msgspec.Struct):
@@ -115,6 +126,7 @@ class ContextBuilder:
         # slot of their message where the context gives its index (known once assembled)
         self._log: list[Change] = []
         self._at_slot: list[int] = []
+        self._agent_written: list[PendingCall] = []  # calls answered by their agent's text
 
     def extend(self, records: Iterable[Record]) -> ContextBuilder:
         for record in records:
@@ -199,18 +211,32 @@ class ContextBuilder:
         role = message.get("role")
         if isinstance(role, str) and role in RESULT_ROLES:  # is_result, with the role kept
             call_id = result_id(message)
+            author = written_by(message)
+            if author is not None and self.options.drop_agent_results:
+                self._log.append(agent_result_change(author, call_id, source, dropped=True))
+                return  # its call stays unanswered, so it goes, and is pending
             answered = self._pairing.answer(call_id)
             if isinstance(answered, Unpaired):
                 self._log.append(Change(answered.kind, f"tool result dropped: {answered.reason}",
                                         source, detail={"tool_call_id": call_id}))
                 return
             slot = self._push(message, source)
+            if author is not None:
+                self._agent_written.append(PendingCall(
+                    answered.call.id, answered.call.name, answered.call.arguments,
+                    self._sources[answered.slot], author))
+                self._log_at_slot(agent_result_change(author, call_id, source, slot=slot))
             name = answered.call.name or message.get("toolName")
             if name in self.options.browser_tools and has_images(message):
                 fallen = self._window.push(slot)
                 if fallen is not None:
                     self._images_omitted.add(fallen)
             return
+        if role == "assistant" and (author := reply_written_by(message)) is not None:
+            if self.options.drop_agent_results:
+                self._log.append(reply_change(author, source, dropped=True))
+                return
+            self._log_at_slot(reply_change(author, source, slot=len(self._messages)))
         slot = len(self._messages)  # _push, inline: it runs for every message
         self._messages.append(message)
         self._sources.append(source)
@@ -249,7 +275,8 @@ class ContextBuilder:
             assert change.message_index is not None
             logged[at] = msgspec.structs.replace(
                 change, message_index=out.index_of[change.message_index])
-        return Context(out.messages, out.sources, _in_order(logged, out.changes), out.pending)
+        return Context(out.messages, out.sources, _in_order(logged, out.changes),
+                       self._agent_written + out.pending)
 
     def _lost_calls(self) -> dict[int, list[OpenCall]]:
         """slot -> its calls that no result answered, in the message's order."""

@@ -80,6 +80,8 @@ class Problem(msgspec.Struct, frozen=True):
     path: str | None = None
     line: int | None = None
     fatal: bool = False  # nothing of the input could be read
+    # what `check` calls it: a line not read, or a change kind a stored shape needs
+    kind: str = "unreadable"
 
     def __str__(self) -> str:
         where = self.path or "<input>"

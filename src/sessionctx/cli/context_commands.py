@@ -134,14 +134,15 @@ def _print_pending(ctx: Context, err: bool = False) -> None:
                    "(check the real state before retrying):", err=err)
         for p in ctx.pending_calls:
             args = json.dumps(p.arguments, ensure_ascii=False)
+            by = f" (result written by {p.written_by} itself)" if p.written_by else ""
             click.echo(f"  {p.record.label():<16} {p.name or '?'} ({p.id or 'no id'}) "
-                       f"{args[:80]}", err=err)
+                       f"{args[:80]}{by}", err=err)
 
 
 def problems_of(loaded: Loaded, ctx: Context) -> Iterator[dict[str, Any]]:
     """What makes a history unfit to send as stored: read problems and every repair."""
     for p in loaded.problems:
-        yield {"kind": "unreadable", "message": str(p), "record": _problem_record(p)}
+        yield {"kind": p.kind, "message": str(p), "record": _problem_record(p)}
     for c in ctx.changes:
         if c.is_repair:
             yield {"kind": c.kind, "message": c.reason,

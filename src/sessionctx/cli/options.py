@@ -126,13 +126,17 @@ def source_options(*, appends: bool = False) -> Decorator:
 
 
 def _build_options(browser_tool: tuple[str, ...], keep_screenshots: int,
-                   note_unpaired: bool) -> BuildOptions:
+                   note_unpaired: bool, drop_agent_results: bool) -> BuildOptions:
     tools = frozenset(browser_tool) if browser_tool else BuildOptions().browser_tools
-    return BuildOptions(tools, keep_screenshots, note_unpaired)
+    return BuildOptions(tools, keep_screenshots, note_unpaired, drop_agent_results)
 
 
 build_options = _gather(
-    "options", _build_options, ("browser_tool", "keep_screenshots", "note_unpaired"), [
+    "options", _build_options, ("browser_tool", "keep_screenshots", "note_unpaired",
+                                "drop_agent_results"), [
+        click.option("--drop-agent-results", is_flag=True,
+                     help="Leave out tool results an agent wrote for itself (an interrupted "
+                          "call's placeholder); their calls are pending either way."),
         note_unpaired_option,
         click.option("--keep-screenshots", type=click.IntRange(min=0), default=1,
                      show_default=True, metavar="N",

@@ -84,6 +84,8 @@ def repair(source: SessionSource, dry_run: bool, as_json: bool, note_unpaired: b
                    "leaves them out of what it sends):")
     for line in result.remaining:
         click.echo(f"  not repaired: {line}")
+    if result.advice:
+        click.echo(result.advice)
     if result.pending_calls:
         click.echo(f"{counted(len(result.pending_calls), 'call')} had no result: check the "
                    "real state before retrying them")

@@ -32,11 +32,15 @@ class Format:
     document: bool = False  # repair writes it as one JSON document
     writer: str | None = None  # the package whose repair.py writes it, when not its own
     calls: bool = True  # it can hold tool calls (without, repair has nothing to take out)
+    after_repair: str = ""  # what a user must know once repair has written a file of it
 
 
 FORMATS: tuple[Format, ...] = (
     Format("codex", "codex", "Codex rollout JSONL: session_meta, response_item, turn_context, "
-           "event_msg or compacted lines with a payload", lines=True, writer="openai_responses"),
+           "event_msg or compacted lines with a payload", lines=True, writer="openai_responses",
+           after_repair="Codex keeps its own index of a rollout (byte offsets in its state "
+           "database): repair a rollout before Codex resumes it; after a resume it has "
+           "indexed the old lines and warns that the rollout shrank, then reads it again"),
     Format("pi", "pi", "a pi session: JSONL entries (a session header, message entries with id "
            "and parentId) or one pi message object", lines=True, document=True,
            writer="native"),

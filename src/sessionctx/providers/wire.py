@@ -106,11 +106,15 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
         return RepairedRequest(api, body)
     asides = _asides(body) if api == ANTHROPIC else []
     read = _READERS[api](_without_asides(body) if asides else body)
-    if read.problems:
-        return RepairedRequest(api, body, violations=found,
-                               unread=tuple(p.message for p in read.problems))
-    records, invented = _without_invented(read.records)
-    ctx = build_context(records, BuildOptions(note_unpaired=note_unpaired))
+    # a part no importer reads keeps the body as it is; a shape the build puts right (results
+    # stored after another block) does not
+    unread = tuple(p.message for p in read.problems if p.kind == "unreadable")
+    if unread:
+        return RepairedRequest(api, body, violations=found, unread=unread)
+    # results an agent wrote for itself go (their calls are pending): a body being repaired
+    # sends only what the tools did
+    ctx = build_context(read.records, BuildOptions(note_unpaired=note_unpaired,
+                                                   drop_agent_results=True))
     messages = _without_signatures(ctx.messages) if drop_signatures else ctx.messages
     options = BuildRequestOptions(thinking=thinking if api == ANTHROPIC else None)
     built = build_from_messages(messages, ctx.sources, api, chosen, None, options)
@@ -120,7 +124,7 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
     if asides and "messages" in history:
         history["messages"] = _with_asides(history["messages"], asides)
     repaired = _spliced(body, history, HISTORY_KEYS[api])
-    changes = tuple(invented) + tuple(
+    changes = tuple(
         c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_CONTEXT_ROW) + \
         tuple(built.changes)  # the body's other keys are sent as they are, not skipped
     if repaired == body:
@@ -225,38 +229,6 @@ def _responses_item(item: Any) -> Any:
         part = "output_text" if item.get("role") == "assistant" else "input_text"
         content = [{"type": part, "text": content}]
     return {**item, "type": "message", "content": content}
-
-
-# ---- results an agent or framework wrote for a call it never got a result for: not the tool's,
-# so a body being repaired loses them and the call counts as pending (a valid body is sent as
-# it is: its bytes are the agent's)
-
-INVENTED = (
-    "[Tool call interrupted",  # Claude Code, written into its transcript at the end
-    "[Tool use interrupted]",  # Claude Code, for a repeated call id
-    "The tool call was interrupted before a result was produced.",  # pydantic-ai
-    "[System: Tool execution skipped/interrupted by user",  # LiteLLM modify_params
-)
-_INVENTED_EXACT = frozenset({"aborted", "result missing"})  # Codex; Cline
-
-
-def _without_invented(records: list[Record]) -> tuple[list[Record], list[Change]]:
-    kept: list[Record] = []
-    dropped: list[Change] = []
-    for record in records:
-        m = record.view if record.kind == "message" else {}
-        if m.get("role") == "toolResult":
-            text = "".join(b.get("text", "") for b in m.get("content") or []
-                           if isinstance(b, dict)).strip()
-            if text.startswith(INVENTED) or text in _INVENTED_EXACT:
-                dropped.append(Change(
-                    ChangeKind.DROPPED_INVENTED_RESULT,
-                    f"result of {m.get('toolName') or 'a call'} ({m.get('toolCallId')}) "
-                    "dropped: the agent wrote it for an interrupted call, the tool did not",
-                    record.source, None, {"tool_call_id": m.get("toolCallId"), "text": text}))
-                continue
-        kept.append(record)
-    return kept, dropped
 
 
 # ---- Claude Code's mid-conversation system messages ("asides"): kept as they are, each after

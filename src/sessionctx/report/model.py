@@ -105,8 +105,8 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
         rows.append(_row(item, ctx, targets, mine, changes, added))
 
     pending = [{"id": p.id, "name": p.name, "arguments": p.arguments,
-                "s": p.record.label(), "row": _row_of(p.record, row_of, owner)}
-               for p in ctx.pending_calls]
+                "s": p.record.label(), "row": _row_of(p.record, row_of, owner),
+                "by": p.written_by} for p in ctx.pending_calls]
     for p in pending:  # a record holding a call whose outcome is unknown is a problem too
         if p["row"] is not None:
             rows[p["row"]]["pb"] = 1

@@ -618,7 +618,8 @@ var sessionctxReport = (function () {
     head.pending.forEach(function (p) {
       var li = el("li");
       li.appendChild(link((p.name || "?") + " (" + (p.id || "no id") + ")", p.row));
-      li.appendChild(document.createTextNode(" at " + p.s + ": " + jsonText(p.arguments).slice(0, 160)));
+      li.appendChild(document.createTextNode(" at " + p.s + ": " + jsonText(p.arguments).slice(0, 160)
+        + (p.by ? " (its result was written by " + p.by + " itself, not by the tool)" : "")));
       pl.appendChild(li);
     });
     var tl = $("timeline");

@@ -15,6 +15,7 @@ from typing import Any
 from sessionctx import limits
 from sessionctx.context import PendingCall
 from sessionctx.errors import SessionChanged
+from sessionctx.formats.registry import BY_NAME
 from sessionctx.live_writers import unfinished_tail
 from sessionctx.replace import Fingerprint, fingerprint, replace
 from sessionctx.writeback.edits import Fix, unified_diff
@@ -43,6 +44,7 @@ class RepairResult:
     pending_calls: list[PendingCall]
     remaining: list[str] = field(default_factory=list)
     note: str = ""  # why there is nothing to repair, when the format says so
+    advice: str = ""  # what the format's agent does with a repaired file, when it matters
     before: bytes = field(default=b"", repr=False)
     after: bytes = field(default=b"", repr=False)
     late: str | None = None  # lines a writer appended to the original after the swap
@@ -60,7 +62,7 @@ class RepairResult:
                 "backup": self.backup, "changes": [f.to_json() for f in self.fixes],
                 "pending_calls": [p.to_json() for p in self.pending_calls],
                 "remaining": self.remaining, **({"note": self.note} if self.note else {}),
-                "late": self.late, "unfinished": self.unfinished}
+                "advice": self.advice, "late": self.late, "unfinished": self.unfinished}
 
 
 def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bool = False,
@@ -81,8 +83,10 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
         raise RepairError(f"{path}: its only line has no newline yet (its agent may still be "
                           "writing it); nothing to repair")
     plan = plan_repair(head, path, fmt, leaf=leaf, note_unpaired=note_unpaired)
+    advice = BY_NAME[plan.format].after_repair if plan.changed else ""
     out = RepairResult(path, plan.format, plan.fixes, False, None, plan.pending_calls,
-                       plan.remaining, plan.note, raw, plan.after + tail)
+                       plan.remaining, note=plan.note, advice=advice, before=raw,
+                       after=plan.after + tail)
     if tail:
         line = head.count(b"\n") + 1
         out.unfinished = (f"line {line} has no newline yet and was written just now: left as "

@@ -55,6 +55,11 @@ class Links:
             own, parent = ids_of(lines, n, keys)
             if own is not None:
                 self.parent_of[own] = parent
+        if self.parent_of:  # an id a kept line still holds (an entry written twice) stays
+            for n in lines.kept():
+                own = ids_of(lines, n, keys)[0]
+                if own is not None:
+                    self.parent_of.pop(own, None)
 
     def surviving(self, uid: str | None) -> str | None:
         """The nearest ancestor of `uid` that stays (`uid` itself when it stays). The answer

@@ -205,6 +205,14 @@ def without(text: bytes, path: Path, indexes: Iterable[int]) -> bytes:
     return members.render()
 
 
+def reordered(text: bytes, path: Path, order: Sequence[int]) -> bytes:
+    """`text` with the members of the array at `path` in `order` (old indexes), the bytes
+    between members kept where they stand."""
+    members = ArrayText(text, path)
+    members.values = [members.values[i] for i in order]
+    return members.render()
+
+
 class ArrayText:
     """The array at `path` of a JSON text as its members' bytes and the bytes between them.
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sessionctx.changes import Source
+from sessionctx.changes import ChangeKind, Source
+from sessionctx.formats.anthropic.order import results_after_other_blocks
 from sessionctx.formats.cline import results as cline
 from sessionctx.formats.common import (
     Obj,
@@ -261,6 +262,11 @@ class _Reader:
     def _user(self, item: Obj, src: Source, lost: list[str]) -> None:
         content = item.get("content")
         own: list[Obj] = []
+        if results_after_other_blocks(item):
+            self.result.problems.append(Problem(
+                f"item {src.index}: user message holds other blocks before its tool results; "
+                "the API takes results first (repair puts them first)", self.path,
+                kind=ChangeKind.RESULTS_MOVED))
         blocks = content if isinstance(content, list) else [text_block(content)] if isinstance(
             content, str) else []
         answers = cline.answers(self.calls, blocks)

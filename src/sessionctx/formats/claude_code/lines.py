@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from sessionctx.formats.common import is_in
+
 TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot",
                    "queue-operation", "progress"})
 CONVERSATION = frozenset({"user", "assistant"})
@@ -21,10 +23,11 @@ CONTENT = ("message", "content")
 def own_side(entries: Iterable[dict[str, Any]]) -> bool:
     """Whether the file is a subagent's own transcript (`subagents/agent-*.jsonl`): every
     user and assistant entry in it is a sidechain entry, and that chain is its conversation."""
-    chat = [o for o in entries if o.get("type") in CONVERSATION]
+    chat = [o for o in entries if is_in(o.get("type"), CONVERSATION)]
     return bool(chat) and all(o.get("isSidechain") is True for o in chat)
 
 
 def of_this_agent(entry: dict[str, Any], own: bool) -> bool:
     """Whether an entry belongs to the file's own agent (not a subagent's sidechain turn)."""
     return own or not entry.get("isSidechain")
+

@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sessionctx.changes import Source
+from sessionctx.changes import ChangeKind, Source
+from sessionctx.formats.anthropic.order import results_after_other_blocks
 from sessionctx.formats.anthropic.read import STOP, assistant_block, image, result_content
+from sessionctx.formats.claude_code.lines import own_side as lines_own_side
 from sessionctx.formats.common import (
     Obj,
     as_int,
@@ -30,13 +32,6 @@ from sessionctx.formats.common import (
 from sessionctx.records import Problem, Progress, ReadResult
 
 FORMAT = "claude-code"
-
-
-def _own_side(lines: list[tuple[int, Obj]]) -> bool:
-    """Whether the file is a subagent's own transcript (`subagents/agent-*.jsonl`): every
-    user and assistant entry in it is a sidechain entry, and that chain is its conversation."""
-    chat = [o for _, o in lines if o.get("type") in ("user", "assistant")]
-    return bool(chat) and all(o.get("isSidechain") is True for o in chat)
 
 
 def _active_chain(lines: list[tuple[int, Obj]], own_side: bool) -> set[str]:
@@ -146,7 +141,7 @@ def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     result = ReadResult()
     lines = list(jsonl_objects(raw, path, result, progress))
-    own_side = _own_side(lines)
+    own_side = lines_own_side(o for _, o in lines)
     chain = _active_chain(lines, own_side)
     pending: list[tuple[int, Any]] = []  # (line, record or _Assistant) in order
     by_id: dict[str, _Assistant] = {}
@@ -157,10 +152,16 @@ def read(raw: bytes, path: str | None, document: Any = None,
         for what in lost:
             result.problems.append(Problem(f"{what} could not be imported", path, lineno))
 
+    read_ids: set[str] = set()  # the uuids of the entries read so far
     for lineno, entry in lines:
         src = Source(line=lineno, path=path)
         etype = entry.get("type")
         on_chain = isinstance(entry.get("uuid"), str) and entry["uuid"] in chain
+        if on_chain and etype in ("user", "assistant") and entry["uuid"] in read_ids:
+            pending.append((lineno, context_record(
+                entry, src, FORMAT, f"entry {entry['uuid']} written again (a resumed session "
+                "copies it): read once, where it was first written")))
+            continue
         if etype == "system" and entry.get("subtype") == "compact_boundary" and on_chain:
             boundary = (lineno, entry)
             continue
@@ -191,6 +192,7 @@ def read(raw: bytes, path: str | None, document: Any = None,
                     by_id[mid] = group
                 pending.append((lineno, group))
             held = len(group.blocks)
+            read_ids.add(entry["uuid"])
             group.add(entry, lost, lineno)
             names.update({b["id"]: b["name"] for b in group.blocks[held:]  # this line's
                           if b["type"] == "toolCall" and isinstance(b.get("id"), str)})
@@ -198,6 +200,11 @@ def read(raw: bytes, path: str | None, document: Any = None,
             continue
         records = _user_records(entry, src, lost, names)
         report(lineno, lost)
+        read_ids.add(entry["uuid"])
+        if results_after_other_blocks(message):
+            result.problems.append(Problem(
+                "user entry holds other blocks before its tool results; the API takes results "
+                "first (repair puts them first)", path, lineno, kind=ChangeKind.RESULTS_MOVED))
         if entry.get("isCompactSummary") and boundary is not None:
             bline, bentry = boundary
             boundary = None

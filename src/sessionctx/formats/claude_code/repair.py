@@ -14,8 +14,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx.changes import ChangeKind
-from sessionctx.formats.claude_code.lines import CONTENT, ID, OTHER_PARENTS, PARENT
-from sessionctx.records import ReadResult
+from sessionctx.formats.anthropic.order import results_after_other_blocks, results_first
+from sessionctx.formats.claude_code.lines import (
+    CONTENT,
+    ID,
+    OTHER_PARENTS,
+    PARENT,
+    of_this_agent,
+    own_side,
+)
+from sessionctx.records import MESSAGE, ReadResult
+from sessionctx.writeback import spans
 from sessionctx.writeback.common import delete_members, dig, last, remove_unreadable
 from sessionctx.writeback.edits import REMOVED_EMPTY, Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links
@@ -46,12 +55,14 @@ def _blocks(obj: dict[str, Any] | None) -> list[Any]:
 
 
 def _streamed(lines: Lines) -> dict[str, list[int]]:
-    """The lines of each assistant message of the main chain, by message id, in file order:
-    made once, since no edit changes a line's type, chain or message id."""
+    """The lines of each assistant message of the file's own agent (in a subagent's own
+    transcript, its sidechain), by message id, in file order: made once, since no edit
+    changes a line's type, chain or message id."""
     out: dict[str, list[int]] = {}
-    for m in lines.numbers():
-        o = lines.obj(m)
-        if o is not None and o.get("type") == "assistant" and not o.get("isSidechain"):
+    entries = [(m, o) for m in lines.numbers() if (o := lines.obj(m)) is not None]
+    own = own_side(o for _, o in entries)
+    for m, o in entries:
+        if o.get("type") == "assistant" and of_this_agent(o, own):
             mid = dig(o, ("message", "id"))
             if isinstance(mid, str):
                 out.setdefault(mid, []).append(m)
@@ -129,6 +140,7 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
             cut.setdefault(n, set()).add(i)
             fixes.append(Fix(change.kind, change.reason, line=n,
                              detail={"tool_call_id": call_id}))
+    fixes.extend(_results_first(lines, result))
     for m, indexes in sorted(cut.items()):
         delete_members(lines, m, CONTENT, sorted(indexes))
         if not _blocks(lines.obj(m)):
@@ -143,4 +155,22 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
     if notes is not None:
         fixes.extend(notes.write(lines, KEYS))
     fixes.extend(Links(lines, lines.removed, KEYS).relink())
+    return fixes
+
+
+def _results_first(lines: Lines, result: ReadResult) -> list[Fix]:
+    """The user entries read as the conversation whose tool results follow another block get
+    their results first, as `build` sends them (Claude Code sends the entry as stored)."""
+    fixes = []
+    read = sorted({n for r in result.records if r.kind == MESSAGE
+                   and (n := r.source.line) is not None})
+    for n in read:
+        obj = lines.obj(n)
+        if obj is None or obj.get("type") != "user" or not results_after_other_blocks(
+                obj.get("message")):
+            continue
+        order = results_first(_blocks(obj))
+        lines.put(n, spans.reordered(lines.text(n), list(CONTENT), order))
+        fixes.append(Fix(ChangeKind.RESULTS_MOVED, "tool results put before the other blocks "
+                         "of their user entry, as the API takes them", line=n))
     return fixes
