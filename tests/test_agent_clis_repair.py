@@ -123,10 +123,7 @@ CLAUDE_CASES = [pytest.param(name, version, id=f"{name} ({version})",
                 if not name.startswith("recorded")] + [
     pytest.param("recorded: killed mid-call", "2.1.332", id="recorded killed mid-call"),
     pytest.param("old fixture", "1.0", id="old fixture ending on an unanswered call"),
-    pytest.param("text before result", "2.1.332", id="text before its tool_result",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "repair does not yet move tool_result blocks before the text of their "
-                     "user entry (Claude Code sends it as stored and the API refuses it)"))),
+    pytest.param("text before result", "2.1.332", id="text before its tool_result"),
 ]
 CLAUDE_SHAPES["old fixture"] = cc_old_fixture
 CLAUDE_SHAPES["text before result"] = cc_text_before_result
