@@ -114,11 +114,7 @@ CLAUDE_SHAPES: dict[str, Callable[[str], list[Line]]] = {
     "pair repeated with one id": cc_pair_repeated,
     "recorded: killed mid-call": cc_recorded_killed,
 }
-DUPLICATE_PAIR = pytest.mark.xfail(strict=True, reason=(
-    "repair does not yet take out a tool_use/tool_result pair repeated with one id, which the "
-    "API refuses (Claude Code replaces the copy's result with its own '[Tool use interrupted]')"))
-CLAUDE_CASES = [pytest.param(name, version, id=f"{name} ({version})",
-                             marks=[DUPLICATE_PAIR] if name == "pair repeated with one id" else [])
+CLAUDE_CASES = [pytest.param(name, version, id=f"{name} ({version})")
                 for name in CLAUDE_SHAPES for version in ("1.0.51", "2.1.332")
                 if not name.startswith("recorded")] + [
     pytest.param("recorded: killed mid-call", "2.1.332", id="recorded killed mid-call"),

@@ -8,13 +8,13 @@ nothing and is dropped. Nothing is ever invented for a call that has no result.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import msgspec
 
 from sessionctx.changes import ChangeKind
-from sessionctx.messages import Call
+from sessionctx.messages import Call, call_ids, result_id
 
 # The one vocabulary of pairing, core to provider step. The fold (this module) pairs a
 # session's records; the provider step pairs again the turns it places, as the messages it is
@@ -78,3 +78,49 @@ class Pairing(msgspec.Struct):
         entry.paired = True
         self._answered.add(call_id)
         return entry
+
+
+REUSED_KIND = "duplicate_call_id"  # what `check` names a call found by `repeated_calls`
+
+
+def reused_note(call_id: str) -> str:
+    return (f"call {call_id} reuses the id of an earlier call, and a provider refuses a "
+            "repeated tool call id")
+
+
+class Repeated(NamedTuple):
+    """A call whose id an earlier call already used (the API refuses a second tool_use with
+    one id), and the result that answers it: slots of the messages given, and the call's
+    ordinal among the calls with that id in its message and the result's among the results
+    with that id at its source (None when no result answers the call)."""
+
+    call_slot: int
+    call_id: str
+    call_nth: int
+    result_slot: int | None
+
+
+def repeated_calls(messages: Sequence[Mapping[str, Any]]) -> list[Repeated]:
+    """The calls of `messages` (a context's, so every result answers a call) that reuse an
+    id, paired as the fold pairs: a result answers the earliest open call with its id."""
+    seen: set[str] = set()
+    open_calls: dict[str, deque[tuple[int, int, bool]]] = {}
+    out: list[Repeated] = []
+    for slot, message in enumerate(messages):
+        rid = result_id(message)
+        if rid is not None:
+            queue = open_calls.get(rid)
+            if queue:
+                call_slot, nth, again = queue.popleft()
+                if again:
+                    out.append(Repeated(call_slot, rid, nth, slot))
+            continue
+        counted: dict[str, int] = {}
+        for cid in call_ids(message):
+            nth = counted.get(cid, 0)
+            counted[cid] = nth + 1
+            open_calls.setdefault(cid, deque()).append((slot, nth, cid in seen))
+            seen.add(cid)
+    out.extend(Repeated(call_slot, cid, nth, None) for cid, queue in open_calls.items()
+               for call_slot, nth, again in queue if again)
+    return sorted(out)

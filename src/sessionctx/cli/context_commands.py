@@ -30,6 +30,7 @@ from sessionctx.context import (
     display_messages,
     nothing_sent,
 )
+from sessionctx.pairing import REUSED_KIND, repeated_calls, reused_note
 from sessionctx.records import MAX_LISTED_PROBLEMS, MESSAGE, Problem, unlisted_note
 from sessionctx.render import counted, format_change, format_message
 
@@ -147,6 +148,9 @@ def problems_of(loaded: Loaded, ctx: Context) -> Iterator[dict[str, Any]]:
         if c.is_repair:
             yield {"kind": c.kind, "message": c.reason,
                    "record": c.record.to_json() if c.record else None}
+    for r in repeated_calls(ctx.messages):
+        yield {"kind": REUSED_KIND, "message": reused_note(r.call_id),
+               "record": ctx.sources[r.call_slot].to_json()}
     empty = nothing_sent(loaded.records, ctx)
     if empty is not None:
         yield {"kind": "nothing_sent", "message": empty, "record": None}

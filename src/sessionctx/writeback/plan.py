@@ -17,6 +17,7 @@ from sessionctx.errors import SessionctxError
 from sessionctx.formats.detect import decode_document
 from sessionctx.formats.registry import BY_NAME, writer
 from sessionctx.inputs import detect_format, read_raw
+from sessionctx.pairing import REUSED_KIND, repeated_calls, reused_note
 from sessionctx.records import ReadResult, select_branch
 from sessionctx.writeback import notes
 from sessionctx.writeback.common import remove_unreadable
@@ -161,4 +162,6 @@ def remaining(result: ReadResult, leaf: str | None) -> list[str]:
         ctx = _context(result, None)
     out.extend(f"{c.record.label() if c.record else 'session'}: {c.kind}: {c.reason}"
                for c in ctx.repairs)
+    out.extend(f"{ctx.sources[r.call_slot].label()}: {REUSED_KIND}: {reused_note(r.call_id)}"
+               for r in repeated_calls(ctx.messages))
     return out

@@ -9,11 +9,28 @@ answers the earliest open call first, so the ones left over are always the last 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from sessionctx.changes import Change, ChangeKind
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
+from sessionctx.messages import call_ids, result_id
+from sessionctx.pairing import repeated_calls
 
 Key = tuple[int, "str | None"]  # (line or item of the original, call id)
+REUSED_REASON = "tool_use ids must be unique: an earlier call already has this id"
+
+
+class Reused(NamedTuple):
+    """A call that reuses an earlier call's id, to be renamed with the result answering it:
+    where each is (line or item), which of the blocks with that id there it is (the
+    `nth`), and the id both get."""
+
+    call_at: int
+    call_nth: int
+    result_at: int | None
+    result_nth: int
+    old: str
+    new: str
 
 
 @dataclass(slots=True)
@@ -23,6 +40,7 @@ class Wanted:
     empty: dict[int, Change] = field(default_factory=dict)  # messages with nothing in them
     invalid: dict[int, Change] = field(default_factory=dict)
     unplaced: list[Change] = field(default_factory=list)  # inside a checkpoint, or nowhere
+    reused: list[Reused] = field(default_factory=list)
 
 
 def _where(change: Change, by_line: bool) -> int | None:
@@ -58,4 +76,43 @@ def wanted(ctx: Context, by_line: bool = True) -> Wanted:
             out.results.setdefault((where, call_id), []).append(change)
     for where in lost_at:  # emptied by losing its calls: the writer sees that for itself
         out.empty.pop(where, None)
+    out.reused = reused(ctx, by_line)
+    return out
+
+
+def _at(source: Source, by_line: bool) -> int | None:
+    if source.part is not None or source.seq is not None:
+        return None
+    return source.line if by_line else source.index
+
+
+def reused(ctx: Context, by_line: bool = True) -> list[Reused]:
+    """The calls of the context that reuse an earlier call's id, each with a new id: the old
+    one and `_2`, `_3`... (as `build` names it), distinct from every id of the context."""
+    found = repeated_calls(ctx.messages)
+    if not found:
+        return []
+    taken = {i for m in ctx.messages for i in call_ids(m)}
+    taken.update(rid for m in ctx.messages if (rid := result_id(m)) is not None)
+    out: list[Reused] = []
+    for r in found:
+        call_at = _at(ctx.sources[r.call_slot], by_line)
+        if call_at is None:
+            continue
+        result_at, result_nth = None, 0
+        if r.result_slot is not None:
+            src = ctx.sources[r.result_slot]
+            result_at = _at(src, by_line)
+            if result_at is None:
+                continue
+            s = r.result_slot - 1  # the results of one line or item are neighbours
+            while s >= 0 and _at(ctx.sources[s], by_line) == result_at:
+                result_nth += result_id(ctx.messages[s]) == r.call_id
+                s -= 1
+        n = 2
+        while f"{r.call_id}_{n}" in taken:
+            n += 1
+        new = f"{r.call_id}_{n}"
+        taken.add(new)
+        out.append(Reused(call_at, r.call_nth, result_at, result_nth, r.call_id, new))
     return out

@@ -29,7 +29,7 @@ from sessionctx.writeback.common import delete_members, dig, last, remove_unread
 from sessionctx.writeback.edits import REMOVED_EMPTY, Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.notes import NoteMaker
-from sessionctx.writeback.wanted import Wanted
+from sessionctx.writeback.wanted import REUSED_REASON, Reused, Wanted
 
 __all__ = ["KEYS", "note", "plan"]
 KEYS = LinkKeys(ID, PARENT, OTHER_PARENTS)
@@ -108,7 +108,8 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
          ) -> list[Fix]:
     fixes = remove_unreadable(lines, result.problems)
     cut: dict[int, set[int]] = {}  # line -> content indexes to take out
-    streamed = _streamed(lines) if wanted.unpaired or wanted.empty else {}
+    streamed = _streamed(lines) if wanted.unpaired or wanted.empty or wanted.reused else {}
+    fixes.extend(_rename_reused(lines, streamed, wanted.reused))
     calls: dict[str, dict[str | None, Held]] = {}  # a streamed message's calls, by its id
     for (n, call_id), changes in wanted.unpaired.items():
         mid = _message_id(lines, n)
@@ -173,4 +174,36 @@ def _results_first(lines: Lines, result: ReadResult) -> list[Fix]:
         lines.put(n, spans.reordered(lines.text(n), list(CONTENT), order))
         fixes.append(Fix(ChangeKind.RESULTS_MOVED, "tool results put before the other blocks "
                          "of their user entry, as the API takes them", line=n))
+    return fixes
+
+
+def _rename_reused(lines: Lines, streamed: dict[str, list[int]], reused: list[Reused]
+                   ) -> list[Fix]:
+    """A `tool_use` that reuses an earlier call's id, and the `tool_result` answering it, get
+    a new id: both pairs stay, as the API takes them (it refuses a repeated tool_use id).
+    Only the id's bytes change, so block indexes hold for the edits that follow."""
+    fixes = []
+    for r in reused:
+        group = _group(streamed, r.call_at, _message_id(lines, r.call_at))
+        held: Held = []
+        for m in group:  # a later streamed line may repeat a block already held
+            for i, b in enumerate(_blocks(lines.obj(m))):
+                if _matches(b, "tool_use", "id", r.old) and all(b != h[2] for h in held):
+                    held.append((m, i, b))
+        if r.call_nth >= len(held):
+            continue
+        m, i, block = held[r.call_nth]
+        lines.put(m, spans.replace(lines.text(m), [*CONTENT, i, "id"], r.new))
+        detail = {"tool_call_id": r.old, "new": r.new, "name": block.get("name")}
+        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, REUSED_REASON, line=m, detail=detail))
+        if r.result_at is None:
+            continue
+        at = [j for j, b in enumerate(_blocks(lines.obj(r.result_at)))
+              if _matches(b, "tool_result", "tool_use_id", r.old)]
+        if r.result_nth < len(at):
+            lines.put(r.result_at, spans.replace(
+                lines.text(r.result_at), [*CONTENT, at[r.result_nth], "tool_use_id"], r.new))
+            fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the result answers the renamed "
+                             "call", line=r.result_at,
+                             detail={"tool_call_id": r.old, "new": r.new}))
     return fixes
