@@ -188,7 +188,8 @@ def _rename_reused(lines: Lines, streamed: dict[str, list[int]], reused: list[Re
         held: Held = []
         for m in group:  # a later streamed line may repeat a block already held
             for i, b in enumerate(_blocks(lines.obj(m))):
-                if _matches(b, "tool_use", "id", r.old) and all(b != h[2] for h in held):
+                if _matches(b, "tool_use", "id", r.old) and all(
+                        b != h[2] for h in held if h[0] != m):
                     held.append((m, i, b))
         if r.call_nth >= len(held):
             continue

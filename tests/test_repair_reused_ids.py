@@ -1,0 +1,147 @@
+"""A tool call that reuses an earlier call's id: `check` names it, `repair` renames it.
+
+The Anthropic API refuses a second tool_use with one id. A Claude Code session where a
+tool_use/tool_result pair is repeated with the id of an earlier pair keeps both pairs after a
+repair: the later call and the result answering it get the old id with `_2` (as `build`
+names it), and a second repair changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sessionctx.pairing import repeated_calls
+from sessionctx.writeback import repair
+from tests.repair_helpers import assert_repaired, jsonl, objects, run
+
+Entry = dict[str, Any]
+
+
+def use(cid: str) -> Entry:
+    return {"type": "tool_use", "id": cid, "name": "Bash", "input": {"command": "ls"}}
+
+
+def res(cid: str, text: str = "a.txt") -> Entry:
+    return {"type": "tool_result", "tool_use_id": cid, "content": text}
+
+
+def chain(*steps: tuple[str, Any]) -> list[Entry]:
+    out: list[Entry] = []
+    parent = None
+    for k, (role, content) in enumerate(steps):
+        uid = f"00000000-0000-4000-8000-{k:012d}"
+        message: Entry = {"role": role, "content": content}
+        if role == "assistant":
+            message.update(id=f"msg_{k}", model="claude-sonnet-4-5", type="message")
+        out.append({"parentUuid": parent, "isSidechain": False, "type": role,
+                    "message": message, "uuid": uid, "timestamp": "2026-01-01T00:00:00.000Z"})
+        parent = uid
+    return out
+
+
+def pair_repeated() -> list[Entry]:
+    return chain(("user", "list files"), ("assistant", [use("toolu_01")]),
+                 ("user", [res("toolu_01", "first")]), ("assistant", [use("toolu_01")]),
+                 ("user", [res("toolu_01", "second")]), ("assistant", [{"type": "text",
+                                                                        "text": "done"}]))
+
+
+def calls_and_results(raw: bytes) -> tuple[list[str], list[tuple[str, Any]]]:
+    calls, results = [], []
+    for entry in objects(raw):
+        content = entry["message"]["content"]
+        for block in content if isinstance(content, list) else []:
+            if block["type"] == "tool_use":
+                calls.append(block["id"])
+            elif block["type"] == "tool_result":
+                results.append((block["tool_use_id"], block["content"]))
+    return calls, results
+
+
+def assert_answered(raw: bytes) -> None:
+    """Every call is answered by a later result, and every result answers an earlier call."""
+    open_calls: list[str] = []
+    for entry in objects(raw):
+        content = entry["message"]["content"]
+        for block in content if isinstance(content, list) else []:
+            if block["type"] == "tool_use":
+                open_calls.append(block["id"])
+            elif block["type"] == "tool_result":
+                open_calls.remove(block["tool_use_id"])
+    assert open_calls == []
+
+
+def test_check_names_the_reused_id(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(pair_repeated()))
+    code, out = run("check", str(path))
+    assert code == 1
+    assert "duplicate_call_id" in out and "line 4" in out and "toolu_01" in out
+
+
+def test_repair_renames_the_later_pair(tmp_path: Path) -> None:
+    original = jsonl(pair_repeated())
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(original)
+    report = assert_repaired(path, original, "claude-code")
+    assert [(c["kind"], c["line"], c["detail"]["new"]) for c in report["changes"]] == [
+        ("duplicate_call_id_renamed", 4, "toolu_01_2"),
+        ("duplicate_call_id_renamed", 5, "toolu_01_2")]
+    assert all("unique" in c["reason"] or "renamed" in c["reason"] for c in report["changes"])
+    after = path.read_bytes()
+    calls, results = calls_and_results(after)
+    assert calls == ["toolu_01", "toolu_01_2"]  # both pairs kept, the ids distinct
+    assert results == [("toolu_01", "first"), ("toolu_01_2", "second")]
+    assert_answered(after)
+    # only the id's bytes changed on the two lines
+    assert after.replace(b'"toolu_01_2"', b'"toolu_01"') == original
+    again = repair(str(path))
+    assert not again.written and again.fixes == [] and again.remaining == []
+
+
+def test_new_id_is_unique_in_the_session(tmp_path: Path) -> None:
+    # `toolu_01_2` is already taken by another pair: the renamed call gets `toolu_01_3`
+    stored = chain(("user", "go"), ("assistant", [use("toolu_01")]), ("user", [res("toolu_01")]),
+                   ("assistant", [use("toolu_01_2")]), ("user", [res("toolu_01_2")]),
+                   ("assistant", [use("toolu_01")]), ("user", [res("toolu_01")]),
+                   ("assistant", [use("toolu_01")]), ("user", [res("toolu_01")]))
+    original = jsonl(stored)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(original)
+    assert_repaired(path, original, "claude-code")
+    calls, results = calls_and_results(path.read_bytes())
+    assert calls == ["toolu_01", "toolu_01_2", "toolu_01_3", "toolu_01_4"]
+    assert [r for r, _ in results] == calls
+    assert repair(str(path)).fixes == []
+
+
+def test_two_calls_open_with_one_id_rename_the_second_and_its_result(tmp_path: Path) -> None:
+    # both calls in one message: the first result answers the first call
+    stored = chain(("user", "go"), ("assistant", [use("toolu_01"), use("toolu_01")]),
+                   ("user", [res("toolu_01", "first"), res("toolu_01", "second")]))
+    original = jsonl(stored)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(original)
+    assert_repaired(path, original, "claude-code")
+    calls, results = calls_and_results(path.read_bytes())
+    assert calls == ["toolu_01", "toolu_01_2"]
+    assert results == [("toolu_01", "first"), ("toolu_01_2", "second")]
+    assert repair(str(path)).fixes == []
+
+
+def test_repeated_calls_pairs_as_the_fold_does() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "x"}]},
+        {"role": "toolResult", "toolCallId": "a"},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "a", "name": "x"},
+                                          {"type": "toolCall", "id": "b", "name": "x"}]},
+        {"role": "toolResult", "toolCallId": "b"},
+        {"role": "toolResult", "toolCallId": "a"},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "b", "name": "x"}]},
+    ]
+    found = repeated_calls(messages)
+    assert [(r.call_slot, r.call_id, r.call_nth, r.result_slot) for r in found] == [
+        (2, "a", 0, 4), (5, "b", 0, None)]
+    assert json.dumps(messages)  # untouched input
