@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sessionctx.pairing import repeated_calls
 from sessionctx.writeback import repair
 from tests.repair_helpers import assert_repaired, jsonl, objects, run
@@ -145,3 +147,58 @@ def test_repeated_calls_pairs_as_the_fold_does() -> None:
     assert [(r.call_slot, r.call_id, r.call_nth, r.result_slot) for r in found] == [
         (2, "a", 0, 4), (5, "b", 0, None)]
     assert json.dumps(messages)  # untouched input
+
+
+def native_pair_repeated() -> list[Entry]:
+    def call(cid: str) -> Entry:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}
+
+    def result(cid: str, text: str) -> Entry:
+        return {"role": "toolResult", "toolCallId": cid, "content": [{"type": "text",
+                                                                       "text": text}]}
+
+    return [{"role": "user", "content": "hi"}, call("c1"), result("c1", "first"),
+            call("c1"), result("c1", "second"), {"role": "assistant", "content": "done"}]
+
+
+def pi_pair_repeated() -> list[Entry]:
+    def entry(own: str, parent: str | None, message: Entry) -> Entry:
+        return {"type": "message", "id": own, "parentId": parent,
+                "timestamp": "2026-01-01T00:00:00.000Z", "message": message}
+
+    def call(cid: str) -> Entry:
+        return {"role": "assistant", "content": [{"type": "toolCall", "id": cid, "name": "bash",
+                                                  "arguments": {"command": "ls"}}],
+                "stopReason": "toolUse", "timestamp": 1}
+
+    def result(cid: str, text: str) -> Entry:
+        return {"role": "toolResult", "toolCallId": cid, "toolName": "bash",
+                "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 2}
+
+    user = {"role": "user", "content": [{"type": "text", "text": "list"}], "timestamp": 0}
+    return [{"type": "session", "version": 3, "id": "d1b6c7a0-0000-4000-8000-000000000001",
+             "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp/project"},
+            entry("a1", None, user), entry("a2", "a1", call("call_1")),
+            entry("a3", "a2", result("call_1", "first")), entry("a4", "a3", call("call_1")),
+            entry("a5", "a4", result("call_1", "second"))]
+
+
+@pytest.mark.parametrize(("fmt", "stored", "old", "lines"), [
+    ("native", native_pair_repeated(), "c1", (4, 5)),
+    ("pi", pi_pair_repeated(), "call_1", (5, 6)),
+])
+def test_line_formats_rename_the_later_pair(tmp_path: Path, fmt: str, stored: list[Entry],
+                                            old: str, lines: tuple[int, int]) -> None:
+    original = jsonl(stored)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(original)
+    code, out = run("check", str(path), "--from", fmt)
+    assert code == 1 and "duplicate_call_id" in out
+    report = assert_repaired(path, original, fmt)
+    assert [(c["kind"], c["line"]) for c in report["changes"]] == [
+        ("duplicate_call_id_renamed", lines[0]), ("duplicate_call_id_renamed", lines[1])]
+    after = path.read_bytes()
+    new = f'"{old}_2"'.encode()
+    assert after.count(new) == 2 and after.replace(new, f'"{old}"'.encode()) == original
+    assert repair(str(path), fmt).fixes == []

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx import decoding
-from sessionctx.changes import Change
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.formats.pi.lines import ID, PARENT, entry
-from sessionctx.messages import Call, calls, has_substance, user_text
+from sessionctx.messages import ID_KEYS, RESULT_ID_KEYS, Call, calls, has_substance, user_text
 from sessionctx.records import ReadResult, message_view
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import delete_members, last, remove_result_lines, remove_unreadable
@@ -23,15 +23,49 @@ from sessionctx.writeback.documents import plan as plan_items
 from sessionctx.writeback.edits import RELINKED, REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.notes import NoteMaker
-from sessionctx.writeback.wanted import Wanted
+from sessionctx.writeback.wanted import REUSED_REASON, Reused, Wanted
 
 __all__ = ["KEYS", "note", "plan", "plan_document"]
+DUPLICATE_ID_RENAMED = ChangeKind.DUPLICATE_ID_RENAMED
 KEYS = LinkKeys(ID, PARENT)
 
 
 def _prefix(obj: dict[str, Any]) -> list[str | int]:
     """Where the message sits in the line: under `message` in a pi entry, else the line."""
     return ["message"] if message_view(obj) is not obj else []
+
+
+def _rename_reused(lines: Lines, reused: list[Reused]) -> list[Fix]:
+    """A call that reuses an earlier call's id, and the result answering it, get a new id, so
+    both pairs stay. Left alone: pi's '<call_id>|<item id>' ids, which `build` splits."""
+    fixes = []
+    for r in reused:
+        obj = lines.obj(r.call_at)
+        if obj is None or "|" in r.old:
+            continue
+        message, prefix = message_view(obj), _prefix(obj)
+        held = [c for c in calls(message) if c.id == r.old]
+        if r.call_nth >= len(held):
+            continue
+        place, i = held[r.call_nth].where
+        item = message[place][i]
+        key = next(k for k in ID_KEYS if item.get(k) == r.old)
+        lines.put(r.call_at, spans.replace(lines.text(r.call_at), [*prefix, place, i, key],
+                                           r.new))
+        fixes.append(Fix(DUPLICATE_ID_RENAMED, REUSED_REASON, line=r.call_at,
+                         detail={"tool_call_id": r.old, "new": r.new,
+                                 "name": held[r.call_nth].name}))
+        answer = lines.obj(r.result_at) if r.result_at is not None else None
+        if answer is None or r.result_at is None:
+            continue
+        view = message_view(answer)
+        key = next((k for k in RESULT_ID_KEYS if view.get(k) == r.old), "")
+        if key:
+            lines.put(r.result_at, spans.replace(lines.text(r.result_at),
+                                                 [*_prefix(answer), key], r.new))
+            fixes.append(Fix(DUPLICATE_ID_RENAMED, "the result answers the renamed call",
+                             line=r.result_at, detail={"tool_call_id": r.old, "new": r.new}))
+    return fixes
 
 
 def _is_tree(lines: Lines) -> bool:
@@ -42,6 +76,7 @@ def _is_tree(lines: Lines) -> bool:
 def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | None
          ) -> list[Fix]:
     fixes = remove_unreadable(lines, result.problems)
+    fixes.extend(_rename_reused(lines, wanted.reused))
     # a message's unanswered calls are found in one read of it and cut in one edit: one
     # message with thousands of them would otherwise be decoded and re-cut per call
     by_line: dict[int, list[tuple[str | None, list[Change]]]] = {}
