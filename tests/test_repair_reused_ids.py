@@ -184,9 +184,32 @@ def pi_pair_repeated() -> list[Entry]:
             entry("a5", "a4", result("call_1", "second"))]
 
 
+def codex_pair_repeated() -> list[Entry]:
+    def item(payload: Entry) -> Entry:
+        return {"timestamp": "2026-01-01T00:00:01.000Z", "type": "response_item",
+                "payload": payload}
+
+    def call(cid: str) -> Entry:
+        return item({"type": "function_call", "name": "exec_command", "call_id": cid,
+                     "arguments": json.dumps({"cmd": "ls"})})
+
+    def output(cid: str, text: str) -> Entry:
+        return item({"type": "function_call_output", "call_id": cid, "output": text})
+
+    meta = {"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {
+        "id": "01997ea4-a70d-7da3-8c20-c736db82a7c5", "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/tmp", "originator": "codex_cli_rs", "cli_version": "0.171.0"}}
+    return [meta, item({"type": "message", "role": "user",
+                        "content": [{"type": "input_text", "text": "list"}]}),
+            call("call_1"), output("call_1", "first"), call("call_1"), output("call_1", "second"),
+            item({"type": "message", "role": "assistant",
+                  "content": [{"type": "output_text", "text": "done"}]})]
+
+
 @pytest.mark.parametrize(("fmt", "stored", "old", "lines"), [
     ("native", native_pair_repeated(), "c1", (4, 5)),
     ("pi", pi_pair_repeated(), "call_1", (5, 6)),
+    ("codex", codex_pair_repeated(), "call_1", (5, 6)),
 ])
 def test_line_formats_rename_the_later_pair(tmp_path: Path, fmt: str, stored: list[Entry],
                                             old: str, lines: tuple[int, int]) -> None:
@@ -202,3 +225,4 @@ def test_line_formats_rename_the_later_pair(tmp_path: Path, fmt: str, stored: li
     new = f'"{old}_2"'.encode()
     assert after.count(new) == 2 and after.replace(new, f'"{old}"'.encode()) == original
     assert repair(str(path), fmt).fixes == []
+

@@ -28,7 +28,7 @@ from sessionctx.writeback import spans
 from sessionctx.writeback.common import last, remove_unreadable
 from sessionctx.writeback.edits import REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
 from sessionctx.writeback.notes import NoteMaker
-from sessionctx.writeback.wanted import Wanted
+from sessionctx.writeback.wanted import REUSED_REASON, Reused, Wanted
 
 Item = dict[str, Any]
 Numbered = list[tuple[int, "Item | None"]]  # (line or index, the item there or None)
@@ -134,6 +134,10 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
          ) -> list[Fix]:
     """The line writer: items one a line."""
     fixes = remove_unreadable(lines, result.problems)
+    if wanted.reused:
+        numbered = [(n, item_of(lines.obj(n)) if n not in lines.removed else None)
+                    for n in lines.numbers()]
+        fixes.extend(_rename_reused(lines, _Turns(numbered), wanted.reused))
     edits = _Edits([(n, item_of(lines.obj(n)) if n not in lines.removed else None)
                     for n in lines.numbers()], "line")
     edits.plan(wanted, notes is not None)
@@ -145,6 +149,40 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
             notes.after(end, changes)
         fixes.extend(notes.write(lines, None))
     return fixes
+
+
+def _rename_reused(lines: Lines, turns: _Turns, reused: list[Reused]) -> list[Fix]:
+    """A call item whose `call_id` an earlier call already used, and the output answering
+    it, get a new `call_id`, so both pairs stay. Left alone: a call whose item id differs
+    from its call_id (its id is '<call_id>|<item id>' to the reader) or equals it."""
+    fixes = []
+    for r in reused:
+        held, _ = turns.calls_after(r.call_at, r.old)
+        if "|" in r.old or r.call_nth >= len(held):
+            continue
+        m = held[r.call_nth]
+        obj = lines.obj(m)
+        item = item_of(obj)
+        if obj is None or item is None or item.get("call_id") != r.old or "id" in item:
+            continue
+        lines.put(m, spans.replace(lines.text(m), [*_where(obj), "call_id"], r.new))
+        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, REUSED_REASON, line=m,
+                         detail={"tool_call_id": r.old, "new": r.new, "name": item.get("name")}))
+        answer = lines.obj(r.result_at) if r.result_at is not None else None
+        output = item_of(answer)
+        if answer is None or output is None or r.result_at is None or \
+                output.get("call_id") != r.old:
+            continue
+        lines.put(r.result_at, spans.replace(lines.text(r.result_at),
+                                             [*_where(answer), "call_id"], r.new))
+        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the output answers the renamed call",
+                         line=r.result_at, detail={"tool_call_id": r.old, "new": r.new}))
+    return fixes
+
+
+def _where(obj: Item) -> list[str | int]:
+    """Where the item sits in its line: a rollout's `payload`, or the line itself."""
+    return ["payload"] if obj.get("type") == "response_item" else []
 
 
 def plan_document(raw: bytes, document: Any, wanted: Wanted, note_unpaired: bool
