@@ -10,7 +10,15 @@ from sessionctx import decoding
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, data_url, json_text, raw
+from sessionctx.providers.policies.turns import (
+    RESULT,
+    Block,
+    Prepared,
+    data_url,
+    json_text,
+    raw,
+    typed,
+)
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
@@ -90,18 +98,18 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
         out.append({"role": "user", "content": content})
 
 
-def _user_part(block: Block) -> dict[str, Any]:
-    kind = block["type"]
-    if kind == "text":
+def _user_part(b: Block) -> dict[str, Any]:
+    block = typed(b)
+    if block["type"] == "text":
         return {"type": "text", "text": block["text"]}
-    if kind == "image":
+    if block["type"] == "image":
         return {"type": "image_url", "image_url": {"url": data_url(block)}}
-    if kind == "document":  # Chat takes PDFs as file parts; a text document as text
+    if block["type"] == "document":  # Chat takes PDFs as file parts; a text document as text
         if "text" in block:
             return {"type": "text", "text": documents.text_part(block)}
         return {"type": "file", "file": {"file_data": data_url(block),
                                          "filename": documents.file_name(block)}}
-    if kind == "thinking":
+    if block["type"] == "thinking":
         return {"type": "text", "text": block["thinking"]}
     return raw(block)
 
