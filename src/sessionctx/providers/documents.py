@@ -134,7 +134,7 @@ def file_name(document: Mapping[str, Any]) -> str:
 _BEDROCK_NAME = re.compile(r"[^A-Za-z0-9 \-()\[\]]")
 
 
-def bedrock_name(document: dict[str, Any], used: set[str]) -> str:
+def bedrock_name(document: Mapping[str, Any], used: set[str]) -> str:
     """Bedrock's document name: letters, digits, single spaces, hyphens, parentheses and
     square brackets, at most 200 characters, distinct within the request."""
     base = _BEDROCK_NAME.sub("-", file_name(document).rsplit(".", 1)[0])

@@ -11,7 +11,6 @@ from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
 from sessionctx.providers.policies.turns import (
-    RESULT,
     Block,
     Prepared,
     data_url,
@@ -66,9 +65,10 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
     move into that user content, where images are allowed."""
     content: list[dict[str, Any]] = []
     rest: list[dict[str, Any]] = []
-    for block in blocks:
-        if block["type"] != RESULT:
-            rest.append(_user_part(block))
+    for stored in blocks:
+        block = typed(stored)
+        if block["type"] != "toolResult":
+            rest.append(_user_part(stored))
             continue
         if not prep.repaired:
             out.append({"role": "tool", "tool_call_id": block["id"],
@@ -77,11 +77,12 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
         texts: list[str] = []
         pics: list[Block] = []
         for b in block["content"]:
-            if b["type"] == "text":
-                texts.append(b["text"])
-            elif b["type"] == "document" and "text" in b:
-                texts.append(documents.text_part(b))
-            elif b["type"] in ("image", "document"):
+            part = typed(b)
+            if part["type"] == "text":
+                texts.append(part["text"])
+            elif part["type"] == "document" and "text" in part:
+                texts.append(documents.text_part(part))
+            elif part["type"] in ("image", "document"):
                 pics.append(b)
         out.append({"role": "tool", "tool_call_id": block["id"],
                     "content": "\n".join(texts) or (f"({len(pics)} image(s) or file(s) "
