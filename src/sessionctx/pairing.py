@@ -78,3 +78,16 @@ class Pairing(msgspec.Struct):
         entry.paired = True
         self._answered.add(call_id)
         return entry
+
+
+INTERRUPTED_NOTE = (
+    "[Note from sessionctx: the tool call {calls} was interrupted before any result was "
+    "recorded. Its outcome is unknown: it may not have run, or it may have completed. Check "
+    "the actual state before relying on it or retrying it.]"
+)
+
+
+def interrupted_note(calls: list[tuple[str | None, str | None]]) -> str:
+    """The note that tells the model these (name, id) calls were interrupted."""
+    names = ", ".join(f"{name or '?'} (id {cid or 'none'})" for name, cid in calls)
+    return INTERRUPTED_NOTE.format(calls=names)

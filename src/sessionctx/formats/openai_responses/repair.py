@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx.changes import Change, ChangeKind
-from sessionctx.context import interrupted_note
 from sessionctx.formats.codex.lines import item_of, wrap
 from sessionctx.formats.openai_responses.items import (
     CALLS,
@@ -23,6 +22,7 @@ from sessionctx.formats.openai_responses.items import (
     native_call_id,
 )
 from sessionctx.formats.openai_responses.read import is_item
+from sessionctx.pairing import interrupted_note
 from sessionctx.records import ReadResult
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import last, remove_unreadable
