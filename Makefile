@@ -35,6 +35,7 @@ example: $(EXAMPLE_BIN)/sessionctx
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/python -m tests.typecheck.expect
 
 test: lint
 	$(BIN)/pytest

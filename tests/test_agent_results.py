@@ -95,7 +95,7 @@ def test_check_lists_the_call_as_pending_with_its_own_kind(tmp_path: Path, case:
     assert code == 0, out  # a valid history: nothing to repair
     assert [p["result_written_by"] for p in verdict["pending_calls"]] == [agent]
     named = [c for c in verdict["changes"] if c["kind"] == "result_written_by_agent"
-             and "tool_call_id" in c["detail"]]
+             and c["detail"]["tool_call_id"] is not None]
     assert len(named) == 1 and named[0]["detail"]["agent"] == agent
     code, text = run("check", str(path))
     assert f"result written by {agent} itself" in text
@@ -160,7 +160,7 @@ def test_claude_code_s_own_assistant_reply_is_named_and_can_be_dropped(tmp_path:
     records, _ = select_branch(read_input(str(path)).records)
     kept = build_context(records)
     replies = [c for c in kept.changes if c.detail.get("agent") == "claude-code"
-               and "tool_call_id" not in c.detail]
+               and c.detail["tool_call_id"] is None]
     assert len(replies) == 1 and replies[0].message_index == len(kept.messages) - 1
     assert kept.messages[-1]["content"][0]["text"] == "No response requested."
     dropped = build_context(records, BuildOptions(drop_agent_results=True))

@@ -110,4 +110,4 @@ def reply_change(author: str, source: Source, *, slot: int | None = None,
     what = "left out" if dropped else "kept as the agent sent it"
     return Change(ChangeKind.RESULT_WRITTEN_BY_AGENT,
                   f"an assistant message written by {author} itself, not by a model ({what})",
-                  source, slot, {"agent": author, "dropped": dropped})
+                  source, slot, {"tool_call_id": None, "agent": author, "dropped": dropped})

@@ -6,6 +6,7 @@ index or a store seq), so a person can find it in the stored history.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Collection
 from enum import StrEnum
 from typing import Any
@@ -206,6 +207,35 @@ def change_order(change: Change) -> tuple[int, int]:
     record is (`Source.order`); a change about no record first."""
     src = change.record
     return (-1, -1) if src is None else src.order()
+
+
+def in_order(logged: list[Change], assembled: list[Change]) -> list[Change]:
+    """The two change lists as one, in `change_order` (`logged` first among equals):
+    merged in one pass when each is in order already, as a session read from start to end
+    gives them, so no list of sort keys as long as the log is built."""
+    if not assembled:
+        out = logged
+    elif is_ordered(logged) and is_ordered(assembled):
+        out = list(heapq.merge(logged, assembled, key=change_order))
+        logged.clear()
+        return out
+    else:
+        out = logged
+        out.extend(assembled)
+    if not is_ordered(out):
+        out.sort(key=change_order)
+    return out
+
+
+def is_ordered(changes: list[Change]) -> bool:
+    """Whether the changes are in `change_order` already."""
+    previous = (-1, -1)
+    for change in changes:
+        key = change_order(change)
+        if key < previous:
+            return False
+        previous = key
+    return True
 
 
 class Change(msgspec.Struct, frozen=True, gc=False):

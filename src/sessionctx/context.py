@@ -2,12 +2,15 @@
 
 `ContextBuilder` takes one record at a time at a cost that does not grow with the session;
 `build_context` is the same builder run over a whole list, so batch and incremental builds are
-one piece of code. The records are never modified: changed messages are copies.
+one piece of code. The records are never modified: changed messages are copies. Its steps,
+each a method named for it: `_filter` (what never reaches the model), `_local_command`,
+`_extension_message`, `_checkpoint`, then for every message `_message` and `_pair_result`
+(pairing), `_screenshots`; `context()` assembles the result (`_Assembly`: unanswered calls
+removed, old screenshots replaced by notes, the interrupted notes added).
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable
 from sys import intern
 from typing import Any
@@ -20,7 +23,7 @@ from sessionctx.agent_results import (
     reply_written_by,
     written_by,
 )
-from sessionctx.changes import Change, ChangeKind, Source, change_order
+from sessionctx.changes import Change, ChangeKind, Source, in_order
 from sessionctx.display import carry_timestamp, render_local_command
 from sessionctx.display import display_messages as display_messages  # the names readers import
 from sessionctx.display import is_displayed as is_displayed
@@ -35,7 +38,7 @@ from sessionctx.messages import (
     user_text,
     without_calls,
 )
-from sessionctx.pairing import OpenCall, Pairing, Unpaired
+from sessionctx.pairing import OpenCall, Pairing, Unpaired, interrupted_note
 from sessionctx.records import (
     CHECKPOINT,
     CONTEXT,
@@ -98,13 +101,6 @@ class Context(msgspec.Struct):
                 "pending_calls": [p.to_json() for p in self.pending_calls]}
 
 
-INTERRUPTED_NOTE = (
-    "[Note from sessionctx: the tool call {calls} was interrupted before any result was "
-    "recorded. Its outcome is unknown: it may not have run, or it may have completed. Check "
-    "the actual state before relying on it or retrying it.]"
-)
-
-
 class ContextBuilder:
     """Builds the context one record at a time; `context()` gives the result so far."""
 
@@ -134,24 +130,43 @@ class ContextBuilder:
         return self
 
     def append(self, record: Record) -> None:
+        """One record through the step its kind asks for."""
         kind, source = record.kind, record.source
         if kind == MESSAGE:
             data = record.data
             inner = data.get("message")  # record.view, inline: it runs for every message
-            self._add_message(inner if isinstance(inner, dict) and
-                              data.get("type") == "message" else data, source)
+            self._message(inner if isinstance(inner, dict) and
+                          data.get("type") == "message" else data, source)
         elif kind == LOCAL_COMMAND:
-            self._add_local_command(record.view, source)
+            self._local_command(record.view, source)
         elif kind == EXTENSION_MESSAGE:
-            self._add_extension_message(record.view, source)
+            self._extension_message(record.view, source)
         elif kind == CHECKPOINT:
-            self._apply_checkpoint(record)
+            self._checkpoint(record)
         else:
-            self._log.append(_skip(record))
+            self._filter(record)
 
-    # -- record kinds ---------------------------------------------------------------------
+    # -- the steps, one per kind of record --------------------------------------------------
 
-    def _apply_checkpoint(self, record: Record) -> None:
+    def _filter(self, record: Record) -> None:
+        """A record that never reaches the model (metadata, context rows, extension state,
+        summaries, unreadable or unknown records) is logged as skipped, with why; the reasons
+        repeat across records, so each distinct text is held once (interned)."""
+        if record.kind == INVALID:
+            reason = intern(f"unreadable record skipped: {record.problem}")
+            self._log.append(Change(ChangeKind.SKIPPED_INVALID, reason, record.source))
+        elif record.kind in _SKIP_REASONS:
+            kind, reason = _SKIP_REASONS[record.kind]
+            note = record.view.get("note") if record.kind == CONTEXT else None
+            if isinstance(note, str) and note:
+                reason = intern(f"{note}: not sent to the model")  # the importer's cause
+            self._log.append(Change(kind, reason, record.source))
+        else:
+            what = record.view.get("type") or record.view.get("role") or "untyped"
+            self._log.append(Change(ChangeKind.SKIPPED_UNKNOWN, intern(
+                f"record of unknown kind ({what!r}) skipped"), record.source))
+
+    def _checkpoint(self, record: Record) -> None:
         """A valid checkpoint replaces everything built before it, its change log included:
         the context starts at the checkpoint, as a store's context does (read from the latest
         valid checkpoint on), so `check` reports what the checkpoint left, not what it
@@ -172,9 +187,11 @@ class ContextBuilder:
             record.source, detail={"replaced_messages": replaced,
                                    "checkpoint_messages": len(view["messages"])}))
         for i, message in enumerate(view["messages"]):
-            self._add_message(message, record.source.of_message(i))
+            self._message(message, record.source.of_message(i))
 
-    def _add_local_command(self, view: dict[str, Any], source: Source) -> None:
+    def _local_command(self, view: dict[str, Any], source: Source) -> None:
+        """A local command (a shell command the user ran) is given to the model as user
+        text, unless it is marked excluded or is empty."""
         command = view.get("command")
         excluded = view.get("excludeFromContext") is True or view.get(
             "excludedFromContext") is True
@@ -189,7 +206,8 @@ class ContextBuilder:
         self._log_at_slot(Change(ChangeKind.LOCAL_COMMAND_RENDERED,
                                  "local command given to the model as user text", source, slot))
 
-    def _add_extension_message(self, view: dict[str, Any], source: Source) -> None:
+    def _extension_message(self, view: dict[str, Any], source: Source) -> None:
+        """An extension's message is sent as a user message, whether displayed or not."""
         content = view.get("content")
         if isinstance(content, str):
             blocks: Any = [{"type": "text", "text": content}]
@@ -207,30 +225,12 @@ class ContextBuilder:
                                  f"extension message sent as a user message{hidden}", source,
                                  slot, {"customType": view.get("customType")}))
 
-    def _add_message(self, message: Message, source: Source) -> None:
+    def _message(self, message: Message, source: Source) -> None:
+        """A message is kept in its slot; an assistant's calls open for pairing (a result
+        goes through `_pair_result`)."""
         role = message.get("role")
         if isinstance(role, str) and role in RESULT_ROLES:  # is_result, with the role kept
-            call_id = result_id(message)
-            author = written_by(message)
-            if author is not None and self.options.drop_agent_results:
-                self._log.append(agent_result_change(author, call_id, source, dropped=True))
-                return  # its call stays unanswered, so it goes, and is pending
-            answered = self._pairing.answer(call_id)
-            if isinstance(answered, Unpaired):
-                self._log.append(Change(answered.kind, f"tool result dropped: {answered.reason}",
-                                        source, detail={"tool_call_id": call_id}))
-                return
-            slot = self._push(message, source)
-            if author is not None:
-                self._agent_written.append(PendingCall(
-                    answered.call.id, answered.call.name, answered.call.arguments,
-                    self._sources[answered.slot], author))
-                self._log_at_slot(agent_result_change(author, call_id, source, slot=slot))
-            name = answered.call.name or message.get("toolName")
-            if name in self.options.browser_tools and has_images(message):
-                fallen = self._window.push(slot)
-                if fallen is not None:
-                    self._images_omitted.add(fallen)
+            self._pair_result(message, source)
             return
         if role == "assistant" and (author := reply_written_by(message)) is not None:
             if self.options.drop_agent_results:
@@ -246,6 +246,37 @@ class ContextBuilder:
                 self._calls[slot] = found
             if not has_substance(message):
                 self._empty.add(slot)
+
+    def _pair_result(self, message: Message, source: Source) -> None:
+        """Pairing: a result answers the open call with its id; one that answers none, or a
+        call already answered, is dropped (no result is ever invented for a call: the calls
+        left open are removed when the context is assembled)."""
+        call_id = result_id(message)
+        author = written_by(message)  # a result its agent wrote for itself, not the tool
+        if author is not None and self.options.drop_agent_results:
+            self._log.append(agent_result_change(author, call_id, source, dropped=True))
+            return  # its call stays unanswered, so it goes, and is pending
+        answered = self._pairing.answer(call_id)
+        if isinstance(answered, Unpaired):
+            self._log.append(Change(answered.kind, f"tool result dropped: {answered.reason}",
+                                    source, detail={"tool_call_id": call_id}))
+            return
+        slot = self._push(message, source)
+        if author is not None:
+            self._agent_written.append(PendingCall(
+                answered.call.id, answered.call.name, answered.call.arguments,
+                self._sources[answered.slot], author))
+            self._log_at_slot(agent_result_change(author, call_id, source, slot=slot))
+        name = answered.call.name or message.get("toolName")
+        if name in self.options.browser_tools and has_images(message):
+            self._screenshots(slot)
+
+    def _screenshots(self, slot: int) -> None:
+        """Screenshots: a browser result with images enters the window of the latest ones;
+        the one it pushes out loses its images when the context is assembled."""
+        fallen = self._window.push(slot)
+        if fallen is not None:
+            self._images_omitted.add(fallen)
 
     def _log_at_slot(self, change: Change) -> None:
         self._at_slot.append(len(self._log))
@@ -275,7 +306,7 @@ class ContextBuilder:
             assert change.message_index is not None
             logged[at] = msgspec.structs.replace(
                 change, message_index=out.index_of[change.message_index])
-        return Context(out.messages, out.sources, _in_order(logged, out.changes),
+        return Context(out.messages, out.sources, in_order(logged, out.changes),
                        self._agent_written + out.pending)
 
     def _lost_calls(self) -> dict[int, list[OpenCall]]:
@@ -355,7 +386,8 @@ class _Assembly:
 
     def flush_notes(self) -> None:
         for src, lost in self.notes:
-            self.messages.append(user_text(_interrupted_note(lost)))
+            note = interrupted_note([(c.call.name, c.call.id) for c in lost])
+            self.messages.append(user_text(note))
             self.sources.append(src)
             self.changes.append(Change(ChangeKind.INTERRUPTED_NOTE_ADDED,
                                        "told the model the call was interrupted, outcome "
@@ -390,59 +422,3 @@ _SKIP_REASONS = {
     SUMMARY: (ChangeKind.SKIPPED_SUMMARY, "summaries are for display and audit, not the model"),
     METADATA: (ChangeKind.SKIPPED_METADATA, "metadata never reaches the model"),
 }
-
-
-def _skip(record: Record) -> Change:
-    """Why a record that is not sent was skipped; the reasons repeat across records, so each
-    distinct text is held once (interned)."""
-    if record.kind == INVALID:
-        return Change(ChangeKind.SKIPPED_INVALID,
-                       intern(f"unreadable record skipped: {record.problem}"), record.source)
-    if record.kind in _SKIP_REASONS:
-        kind, reason = _SKIP_REASONS[record.kind]
-        note = record.view.get("note") if record.kind == CONTEXT else None
-        if isinstance(note, str) and note:
-            reason = intern(f"{note}: not sent to the model")  # the importer's cause
-        return Change(kind, reason, record.source)
-    view = record.view
-    what = view.get("type") or view.get("role") or "untyped"
-    return Change(ChangeKind.SKIPPED_UNKNOWN, intern(f"record of unknown kind ({what!r}) "
-                                                      "skipped"), record.source)
-
-
-def _interrupted_note(lost: list[OpenCall]) -> str:
-    return interrupted_note([(c.call.name, c.call.id) for c in lost])
-
-
-def interrupted_note(calls: list[tuple[str | None, str | None]]) -> str:
-    """The note that tells the model these (name, id) calls were interrupted."""
-    names = ", ".join(f"{name or '?'} (id {cid or 'none'})" for name, cid in calls)
-    return INTERRUPTED_NOTE.format(calls=names)
-
-
-def _in_order(logged: list[Change], assembled: list[Change]) -> list[Change]:
-    """The two change lists as one, ordered by where each change is (`logged` first among
-    equals): merged in one pass when each is in order already, as a session read from start
-    to end gives them, so no list of sort keys as long as the log is built."""
-    if not assembled:
-        out = logged
-    elif _is_ordered(logged) and _is_ordered(assembled):
-        out = list(heapq.merge(logged, assembled, key=change_order))
-        logged.clear()
-        return out
-    else:
-        out = logged
-        out.extend(assembled)
-    if not _is_ordered(out):
-        out.sort(key=change_order)
-    return out
-
-
-def _is_ordered(changes: list[Change]) -> bool:
-    previous = (-1, -1)
-    for change in changes:
-        key = change_order(change)
-        if key < previous:
-            return False
-        previous = key
-    return True

@@ -124,3 +124,16 @@ def repeated_calls(messages: Sequence[Mapping[str, Any]]) -> list[Repeated]:
     out.extend(Repeated(call_slot, cid, nth, None) for cid, queue in open_calls.items()
                for call_slot, nth, again in queue if again)
     return sorted(out)
+
+
+INTERRUPTED_NOTE = (
+    "[Note from sessionctx: the tool call {calls} was interrupted before any result was "
+    "recorded. Its outcome is unknown: it may not have run, or it may have completed. Check "
+    "the actual state before relying on it or retrying it.]"
+)
+
+
+def interrupted_note(calls: list[tuple[str | None, str | None]]) -> str:
+    """The note that tells the model these (name, id) calls were interrupted."""
+    names = ", ".join(f"{name or '?'} (id {cid or 'none'})" for name, cid in calls)
+    return INTERRUPTED_NOTE.format(calls=names)

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from sessionctx.changes import ChangeKind
-from sessionctx.messages import ThinkingBlock
+from sessionctx.messages import DocumentBlock
 from sessionctx.providers import tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies import request_settings
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
+from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
@@ -60,14 +60,15 @@ def _blocks(blocks: list[Block], marked: list[dict[str, Any]]) -> list[dict[str,
     holds more than the limit."""
     out = []
     for b in blocks:
-        kind = b["type"]
-        if kind == "text":
-            block = {"type": "text", "text": b["text"]}
-        elif kind == "toolCall":
-            block = {"type": "tool_use", "id": b["id"], "name": b["name"],
-                     "input": b["arguments"]}
+        t = typed(b)
+        block: dict[str, Any]
+        if t["type"] == "text":
+            block = {"type": "text", "text": t["text"]}
+        elif t["type"] == "toolCall":
+            block = {"type": "tool_use", "id": t["id"], "name": t["name"],
+                     "input": t["arguments"]}
         else:
-            out.append(_block(b, marked))
+            out.append(_block(t, marked))
             continue
         if CACHE in b:
             block[CACHE] = b[CACHE]
@@ -76,7 +77,7 @@ def _blocks(blocks: list[Block], marked: list[dict[str, Any]]) -> list[dict[str,
     return out
 
 
-def _document(block: Block) -> dict[str, Any]:
+def _document(block: DocumentBlock) -> dict[str, Any]:
     if "text" in block:
         source = {"type": "text", "media_type": "text/plain", "data": block["text"]}
     else:
@@ -137,26 +138,24 @@ def _marked(block: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def _block(block: Block, marked: list[dict[str, Any]]) -> dict[str, Any]:
+def _block(block: TurnBlock, marked: list[dict[str, Any]]) -> dict[str, Any]:
     """Every block but text and calls, which `_blocks` maps itself."""
-    kind = block["type"]
-    if kind == RESULT:
+    if block["type"] == "toolResult":
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block["id"],
                                "content": _blocks(block["content"], marked)}
         if block["isError"]:
             out["is_error"] = True
         return out
-    if kind == "image":
+    if block["type"] == "image":
         return {"type": "image", "source": {"type": "base64", "media_type": block["mimeType"],
                                             "data": block["data"]}}
-    if kind == "document":
+    if block["type"] == "document":
         return _document(block)
-    if kind == "thinking":
-        thinking = cast(ThinkingBlock, block)
-        if thinking["redacted"]:
-            return {"type": "redacted_thinking", "data": thinking["thinkingSignature"]}
-        return {"type": "thinking", "thinking": thinking["thinking"],
-                "signature": thinking["thinkingSignature"]}
+    if block["type"] == "thinking":  # the reader sets every key of a thinking block
+        if block["redacted"]:
+            return {"type": "redacted_thinking", "data": block["thinkingSignature"]}
+        return {"type": "thinking", "thinking": block["thinking"],
+                "signature": block["thinkingSignature"]}
     copy = raw(block)  # a stored block as it is, breakpoints included
     marked.extend(_marked(copy))
     return copy

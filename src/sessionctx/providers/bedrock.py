@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
-from sessionctx.messages import ThinkingBlock
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies import request_settings
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, raw
+from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
@@ -58,43 +57,41 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 
 def _blocks(blocks: list[Block], cap: Capability, names: set[str]) -> list[dict[str, Any]]:
     """Text and calls, the common blocks, are mapped inline."""
-    out = []
+    out: list[dict[str, Any]] = []
     for b in blocks:
-        kind = b["type"]
-        if kind == "text":
-            out.append({"text": b["text"]})
-        elif kind == "toolCall":
-            out.append({"toolUse": {"toolUseId": b["id"], "name": b["name"],
-                                    "input": b["arguments"]}})
+        block = typed(b)
+        if block["type"] == "text":
+            out.append({"text": block["text"]})
+        elif block["type"] == "toolCall":
+            out.append({"toolUse": {"toolUseId": block["id"], "name": block["name"],
+                                    "input": block["arguments"]}})
         else:
-            out.append(_block(b, cap, names))
+            out.append(_block(block, cap, names))
     return out
 
 
-def _block(block: Block, cap: Capability, names: set[str]) -> dict[str, Any]:
+def _block(block: TurnBlock, cap: Capability, names: set[str]) -> dict[str, Any]:
     """Every block but text and calls, which `_blocks` maps itself."""
-    kind = block["type"]
-    if kind == RESULT:
+    if block["type"] == "toolResult":
         out: dict[str, Any] = {"toolUseId": block["id"],
                                "content": _blocks(block["content"], cap, names)}
         if block["isError"] and cap.error_flag:
             out["status"] = "error"
         return {"toolResult": out}
-    if kind == "image":
+    if block["type"] == "image":
         mime = block["mimeType"]
         return {"image": {"format": FORMATS.get(mime, mime), "source": {"bytes": block["data"]}}}
-    if kind == "document":
+    if block["type"] == "document":
         plain = "text" in block
         return {"document": {"format": "txt" if plain else "pdf",
                              "name": documents.bedrock_name(block, names),
                              "source": {"text": block["text"]} if plain else
                              {"bytes": block["data"]}}}
-    if kind == "thinking":
-        thinking = cast(ThinkingBlock, block)
-        signature = thinking["thinkingSignature"]
-        if thinking["redacted"]:
+    if block["type"] == "thinking":
+        signature = block["thinkingSignature"]
+        if block["redacted"]:
             return {"reasoningContent": {"redactedContent": signature}}
-        text: dict[str, Any] = {"text": thinking["thinking"]}
+        text: dict[str, Any] = {"text": block["thinking"]}
         if cap.reasoning_signature and signature:
             text["signature"] = signature
         return {"reasoningContent": {"reasoningText": text}}

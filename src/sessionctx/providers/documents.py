@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from sessionctx.changes import ChangeKind
@@ -107,7 +108,7 @@ def pages(raw: bytes) -> int:
     return len(_PAGE.findall(raw))
 
 
-def label(document: dict[str, Any]) -> str:
+def label(document: Mapping[str, Any]) -> str:
     return str(document.get("name") or ("text document" if "text" in document
                                         else "PDF document"))
 
@@ -117,12 +118,12 @@ def note(document: dict[str, Any], why: str) -> dict[str, Any]:
     return {"type": "text", "text": f"[document omitted: {label(document)} {why}]"}
 
 
-def text_part(document: dict[str, Any]) -> str:
+def text_part(document: Mapping[str, Any]) -> str:
     """A text document as the text that carries it where a provider takes text only."""
     return f"[document: {label(document)}]\n{document['text']}"
 
 
-def file_name(document: dict[str, Any]) -> str:
+def file_name(document: Mapping[str, Any]) -> str:
     """A file name for APIs that need one."""
     name = document.get("name")
     if isinstance(name, str) and name:
@@ -133,7 +134,7 @@ def file_name(document: dict[str, Any]) -> str:
 _BEDROCK_NAME = re.compile(r"[^A-Za-z0-9 \-()\[\]]")
 
 
-def bedrock_name(document: dict[str, Any], used: set[str]) -> str:
+def bedrock_name(document: Mapping[str, Any], used: set[str]) -> str:
     """Bedrock's document name: letters, digits, single spaces, hyphens, parentheses and
     square brackets, at most 200 characters, distinct within the request."""
     base = _BEDROCK_NAME.sub("-", file_name(document).rsplit(".", 1)[0])

@@ -5,13 +5,12 @@ rows of the capability table."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
-from sessionctx.messages import CallBlock, ThinkingBlock
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import CALL_SIGNATURE_ADDED
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, raw
+from sessionctx.providers.policies.turns import Block, Prepared, Turn, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
@@ -43,12 +42,12 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     trailing: list[dict[str, Any]] | None = None  # made only for a result with images
     first_call = True
-    for block in blocks:
-        kind = block["type"]
-        if kind == "text":
+    for b in blocks:
+        block = typed(b)
+        if block["type"] == "text":
             parts.append({"text": block["text"]})
-        elif kind == "toolCall":
-            call = cast(CallBlock, block)
+        elif block["type"] == "toolCall":
+            call = block
             out: dict[str, Any] = {"functionCall": {"id": call["id"], "name": call["name"],
                                                     "args": call["arguments"]}}
             sig = call.get("thoughtSignature")
@@ -61,42 +60,42 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
                 out["thoughtSignature"] = sig
             first_call = False
             parts.append(out)
-        elif kind == RESULT:
+        elif block["type"] == "toolResult":
             texts = []
-            for b in block["content"]:
-                if b["type"] == "text":
-                    texts.append(b["text"])
-                elif b["type"] == "document" and "text" in b:
-                    texts.append(documents.text_part(b))
-                elif b["type"] in ("image", "document"):
+            for held in block["content"]:
+                part = typed(held)
+                if part["type"] == "text":
+                    texts.append(part["text"])
+                elif part["type"] == "document" and "text" in part:
+                    texts.append(documents.text_part(part))
+                elif part["type"] in ("image", "document"):
                     if trailing is None:
                         trailing = []
-                    trailing.append(_part(b))
+                    trailing.append(_part(held))
             key = "error" if block["isError"] else "output"
             parts.append({"functionResponse": {"id": block["id"], "name": block["name"],
                                                "response": {key: "\n".join(texts)}}})
         else:
-            parts.append(_part(block))
+            parts.append(_part(b))
     if trailing:  # a result's images follow all the function responses
         parts.extend(trailing)
     return {"role": "model" if role == "assistant" else "user", "parts": parts}
 
 
-def _part(block: Block) -> dict[str, Any]:
-    kind = block["type"]
-    if kind == "text":
+def _part(b: Block) -> dict[str, Any]:
+    block = typed(b)
+    if block["type"] == "text":
         return {"text": block["text"]}
-    if kind == "image":
+    if block["type"] == "image":
         return {"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}}
-    if kind == "document":  # a PDF as inline data; a text document as text
+    if block["type"] == "document":  # a PDF as inline data; a text document as text
         if "text" in block:
             return {"text": documents.text_part(block)}
         return {"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}}
-    if kind == "thinking":
-        thinking = cast(ThinkingBlock, block)
-        out: dict[str, Any] = {"text": thinking["thinking"], "thought": True}
-        if thinking["thinkingSignature"]:
-            out["thoughtSignature"] = thinking["thinkingSignature"]
+    if block["type"] == "thinking":
+        out: dict[str, Any] = {"text": block["thinking"], "thought": True}
+        if block["thinkingSignature"]:
+            out["thoughtSignature"] = block["thinkingSignature"]
         return out
     return raw(block)
 

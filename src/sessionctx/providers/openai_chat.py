@@ -10,7 +10,14 @@ from sessionctx import decoding
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, data_url, json_text, raw
+from sessionctx.providers.policies.turns import (
+    Block,
+    Prepared,
+    data_url,
+    json_text,
+    raw,
+    typed,
+)
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
@@ -58,9 +65,10 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
     move into that user content, where images are allowed."""
     content: list[dict[str, Any]] = []
     rest: list[dict[str, Any]] = []
-    for block in blocks:
-        if block["type"] != RESULT:
-            rest.append(_user_part(block))
+    for stored in blocks:
+        block = typed(stored)
+        if block["type"] != "toolResult":
+            rest.append(_user_part(stored))
             continue
         if not prep.repaired:
             out.append({"role": "tool", "tool_call_id": block["id"],
@@ -69,11 +77,12 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
         texts: list[str] = []
         pics: list[Block] = []
         for b in block["content"]:
-            if b["type"] == "text":
-                texts.append(b["text"])
-            elif b["type"] == "document" and "text" in b:
-                texts.append(documents.text_part(b))
-            elif b["type"] in ("image", "document"):
+            part = typed(b)
+            if part["type"] == "text":
+                texts.append(part["text"])
+            elif part["type"] == "document" and "text" in part:
+                texts.append(documents.text_part(part))
+            elif part["type"] in ("image", "document"):
                 pics.append(b)
         out.append({"role": "tool", "tool_call_id": block["id"],
                     "content": "\n".join(texts) or (f"({len(pics)} image(s) or file(s) "
@@ -90,18 +99,18 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
         out.append({"role": "user", "content": content})
 
 
-def _user_part(block: Block) -> dict[str, Any]:
-    kind = block["type"]
-    if kind == "text":
+def _user_part(b: Block) -> dict[str, Any]:
+    block = typed(b)
+    if block["type"] == "text":
         return {"type": "text", "text": block["text"]}
-    if kind == "image":
+    if block["type"] == "image":
         return {"type": "image_url", "image_url": {"url": data_url(block)}}
-    if kind == "document":  # Chat takes PDFs as file parts; a text document as text
+    if block["type"] == "document":  # Chat takes PDFs as file parts; a text document as text
         if "text" in block:
             return {"type": "text", "text": documents.text_part(block)}
         return {"type": "file", "file": {"file_data": data_url(block),
                                          "filename": documents.file_name(block)}}
-    if kind == "thinking":
+    if block["type"] == "thinking":
         return {"type": "text", "text": block["thinking"]}
     return raw(block)
 

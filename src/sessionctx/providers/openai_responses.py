@@ -5,23 +5,21 @@ target model goes back with; its tool definitions and choice, validator and capa
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import Any
 
 from sessionctx import decoding
-from sessionctx.messages import CallBlock, ThinkingBlock
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.reasoning import SERVER_ITEM_TYPES, reasoning_item
 from sessionctx.providers.policies.turns import (
     ITEM_ID,
     RESULT,
-    SERVER_ITEM,
     Block,
     Prepared,
-    ServerItemBlock,
     data_url,
     json_text,
     raw,
+    typed,
 )
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -54,25 +52,24 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 
 def _assistant_items(blocks: list[Block], out: list[dict[str, Any]]) -> None:
     text: list[str] = []
-    for block in blocks:
-        kind = block["type"]
-        if kind == "text":
+    for b in blocks:
+        block = typed(b)
+        if block["type"] == "text":
             text.append(block["text"])
             continue
         if text:
             out.append({"type": "message", "role": "assistant", "content": "".join(text)})
             text = []
-        if kind == "toolCall":
-            native = cast(CallBlock, block)
-            call = {"type": "function_call", "call_id": native["id"], "name": native["name"],
-                    "arguments": json_text(native["arguments"])}
-            if native.get(ITEM_ID):
-                call["id"] = native[ITEM_ID]
+        if block["type"] == "toolCall":
+            call = {"type": "function_call", "call_id": block["id"], "name": block["name"],
+                    "arguments": json_text(block["arguments"])}
+            if block.get(ITEM_ID):
+                call["id"] = block["_sessionctx_item_id"]
             out.append(call)
-        elif kind == SERVER_ITEM:
-            out.append(dict(cast(ServerItemBlock, block)["item"]))
-        elif kind == "thinking":
-            signature = cast(ThinkingBlock, block)["thinkingSignature"]
+        elif block["type"] == "serverItem":
+            out.append(dict(block["item"]))
+        elif block["type"] == "thinking":
+            signature = block["thinkingSignature"]
             item = reasoning_item(signature or "") or {
                 "type": "reasoning", "id": signature, "summary": []}
             out.append(_clean_reasoning(item))
@@ -111,18 +108,18 @@ def _output(content: list[Block]) -> Any:
     return "\n".join(texts)
 
 
-def _input_part(block: Block) -> dict[str, Any]:
-    kind = block["type"]
-    if kind == "text":
+def _input_part(b: Block) -> dict[str, Any]:
+    block = typed(b)
+    if block["type"] == "text":
         return {"type": "input_text", "text": block["text"]}
-    if kind == "image":
+    if block["type"] == "image":
         return {"type": "input_image", "image_url": data_url(block), "detail": "auto"}
-    if kind == "document":
+    if block["type"] == "document":
         if "text" in block:
             return {"type": "input_text", "text": documents.text_part(block)}
         return {"type": "input_file", "file_data": data_url(block),
                 "filename": documents.file_name(block)}
-    if kind == "thinking":
+    if block["type"] == "thinking":
         return {"type": "input_text", "text": block["thinking"]}
     return raw(block)
 

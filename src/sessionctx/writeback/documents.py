@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionctx.changes import ChangeKind
-from sessionctx.context import interrupted_note
+from sessionctx.pairing import interrupted_note
 from sessionctx.records import message_view
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import last

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionctx.changes import Change, ChangeKind
-from sessionctx.context import interrupted_note
+from sessionctx.pairing import interrupted_note
 from sessionctx.writeback import spans
 from sessionctx.writeback.edits import Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links, ids_of

@@ -193,9 +193,9 @@ def _rename_reused(lines: Lines, streamed: dict[str, list[int]], reused: list[Re
                     held.append((m, i, b))
         if r.call_nth >= len(held):
             continue
-        m, i, block = held[r.call_nth]
+        m, i, _ = held[r.call_nth]
         lines.put(m, spans.replace(lines.text(m), [*CONTENT, i, "id"], r.new))
-        detail = {"tool_call_id": r.old, "new": r.new, "name": block.get("name")}
+        detail = {"old": r.old, "new": r.new}
         fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, REUSED_REASON, line=m, detail=detail))
         if r.result_at is None:
             continue
@@ -206,5 +206,5 @@ def _rename_reused(lines: Lines, streamed: dict[str, list[int]], reused: list[Re
                 lines.text(r.result_at), [*CONTENT, at[r.result_nth], "tool_use_id"], r.new))
             fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the result answers the renamed "
                              "call", line=r.result_at,
-                             detail={"tool_call_id": r.old, "new": r.new}))
+                             detail={"old": r.old, "new": r.new}))
     return fixes

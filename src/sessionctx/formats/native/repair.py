@@ -53,8 +53,7 @@ def _rename_reused(lines: Lines, reused: list[Reused]) -> list[Fix]:
         lines.put(r.call_at, spans.replace(lines.text(r.call_at), [*prefix, place, i, key],
                                            r.new))
         fixes.append(Fix(DUPLICATE_ID_RENAMED, REUSED_REASON, line=r.call_at,
-                         detail={"tool_call_id": r.old, "new": r.new,
-                                 "name": held[r.call_nth].name}))
+                         detail={"old": r.old, "new": r.new}))
         answer = lines.obj(r.result_at) if r.result_at is not None else None
         if answer is None or r.result_at is None:
             continue
@@ -64,7 +63,7 @@ def _rename_reused(lines: Lines, reused: list[Reused]) -> list[Fix]:
             lines.put(r.result_at, spans.replace(lines.text(r.result_at),
                                                  [*_prefix(answer), key], r.new))
             fixes.append(Fix(DUPLICATE_ID_RENAMED, "the result answers the renamed call",
-                             line=r.result_at, detail={"tool_call_id": r.old, "new": r.new}))
+                             line=r.result_at, detail={"old": r.old, "new": r.new}))
     return fixes
 
 

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx.changes import Change, ChangeKind
-from sessionctx.context import interrupted_note
 from sessionctx.formats.codex.lines import item_of, wrap
 from sessionctx.formats.openai_responses.items import (
     CALLS,
@@ -23,6 +22,7 @@ from sessionctx.formats.openai_responses.items import (
     native_call_id,
 )
 from sessionctx.formats.openai_responses.read import is_item
+from sessionctx.pairing import interrupted_note
 from sessionctx.records import ReadResult
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import last, remove_unreadable
@@ -167,7 +167,7 @@ def _rename_reused(lines: Lines, turns: _Turns, reused: list[Reused]) -> list[Fi
             continue
         lines.put(m, spans.replace(lines.text(m), [*_where(obj), "call_id"], r.new))
         fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, REUSED_REASON, line=m,
-                         detail={"tool_call_id": r.old, "new": r.new, "name": item.get("name")}))
+                         detail={"old": r.old, "new": r.new}))
         answer = lines.obj(r.result_at) if r.result_at is not None else None
         output = item_of(answer)
         if answer is None or output is None or r.result_at is None or \
@@ -176,7 +176,7 @@ def _rename_reused(lines: Lines, turns: _Turns, reused: list[Reused]) -> list[Fi
         lines.put(r.result_at, spans.replace(lines.text(r.result_at),
                                              [*_where(answer), "call_id"], r.new))
         fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the output answers the renamed call",
-                         line=r.result_at, detail={"tool_call_id": r.old, "new": r.new}))
+                         line=r.result_at, detail={"old": r.old, "new": r.new}))
     return fixes
 
 

@@ -10,23 +10,29 @@ copied: the stored messages are never modified.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple, TypedDict
+from typing import Any, Final, Literal, NamedTuple, TypedDict, cast
 
 import msgspec
 
 from sessionctx.changes import Change, ChangeKind, Source
-from sessionctx.messages import Message
+from sessionctx.messages import (
+    CallBlock,
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+)
 
-# A block of a turn: one of the native shapes of sessionctx.messages (TextBlock, ImageBlock,
-# DocumentBlock, ThinkingBlock with every key set, CallBlock) or one of the two below.
-Block = dict[str, Any]
+Role = Literal["user", "assistant", "system"]
 
 
 class Turn(NamedTuple):
     """One message of the request as the policies and renderers see it."""
 
-    role: str  # user, assistant or system
+    role: Role
     blocks: list[Block]  # may be the stored list: replace, never modify in place
     message_index: int | None  # the context message it came from; None for one sessionctx added
 
@@ -62,6 +68,15 @@ class ServerItemBlock(TypedDict):
 
     type: Literal["serverItem"]
     item: dict[str, Any]
+
+
+# A block of a turn as the policies pass it along: one of the native shapes of
+# sessionctx.messages (TextBlock, ImageBlock, DocumentBlock, ThinkingBlock with every key set,
+# CallBlock) or one the reader adds (ResultBlock, RawBlock, ServerItemBlock). A renderer that
+# reads a block's keys narrows it to `TurnBlock` (`typed`) so that mypy checks those keys.
+Block = dict[str, Any]
+TurnBlock = (TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | CallBlock | ResultBlock
+             | RawBlock | ServerItemBlock)
 
 
 # Kinds of change about block shapes and empty turns.
@@ -135,7 +150,7 @@ def dropped(prep: Prepared, turn: Turn) -> None:
                  turn.message_index)
 
 
-def data_url(image: Block) -> str:
+def data_url(image: ImageBlock | DocumentBlock) -> str:
     return f"data:{image['mimeType']};base64,{image['data']}"
 
 
@@ -144,7 +159,14 @@ def json_text(args: Any) -> str:
     return args if isinstance(args, str) else msgspec.json.encode(args).decode()
 
 
-def raw(block: Block) -> dict[str, Any]:
+def typed(block: Block) -> TurnBlock:
+    """The block as the union of the shapes it may take, for a renderer to narrow by its
+    `type` so that mypy checks the keys it reads. A stored block of another type reaches a
+    renderer only in its fall-through branch, which sends it as stored (`raw`)."""
+    return cast(TurnBlock, block)
+
+
+def raw(block: Mapping[str, Any]) -> dict[str, Any]:
     """What a renderer sends for a block it has no mapping for: a copy of it as stored."""
     inner = block.get("block", block) if block.get("type") == RAW else block
     return dict(inner)
