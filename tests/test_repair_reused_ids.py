@@ -226,3 +226,19 @@ def test_line_formats_rename_the_later_pair(tmp_path: Path, fmt: str, stored: li
     assert after.count(new) == 2 and after.replace(new, f'"{old}"'.encode()) == original
     assert repair(str(path), fmt).fixes == []
 
+
+
+def test_new_id_avoids_the_ids_of_a_sidechain(tmp_path: Path) -> None:
+    # a subagent's sidechain, which the main conversation leaves out, holds `toolu_01_2`
+    stored = pair_repeated()[:5]
+    side = chain(("user", "other"), ("assistant", [use("toolu_01_2")]),
+                 ("user", [res("toolu_01_2")]))
+    for k, entry in enumerate(side):
+        entry["uuid"] = f"side-{k}"
+        entry["isSidechain"] = True
+        entry["parentUuid"] = stored[0]["uuid"] if k == 0 else f"side-{k - 1}"
+    original = jsonl(side + stored)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(original)
+    report = assert_repaired(path, original, "claude-code")
+    assert {c["detail"]["new"] for c in report["changes"]} == {"toolu_01_3"}

@@ -67,7 +67,7 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
                               "sessions stored as one JSON document")
         module = writer(chosen)
         assert module is not None
-        after, fixes = module.plan_document(raw, document, wanted(ctx, by_line=False),
+        after, fixes = module.plan_document(raw, document, wanted(ctx, False, raw),
                                             note_unpaired)
     else:
         if not BY_NAME[chosen].lines:
@@ -108,7 +108,7 @@ def _plan_lines(raw: bytes, path: str | None, fmt: str, result: ReadResult, ctx:
         ctx = _context(result, leaf)
         lines = Lines(raw, _decoded(result))
     maker = notes.NoteMaker(builder) if note_unpaired else None
-    for fix in planner(lines, result, wanted(ctx), maker):
+    for fix in planner(lines, result, wanted(ctx, raw=raw), maker):
         fix.line = origin[fix.line - 1] if fix.line is not None else None
         fixes.append(fix)
     # pending calls name the lines of the original: new Sources, as the ones the context

@@ -8,6 +8,7 @@ answers the earliest open call first, so the ones left over are always the last 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -50,7 +51,9 @@ def _where(change: Change, by_line: bool) -> int | None:
     return src.line if by_line else src.index
 
 
-def wanted(ctx: Context, by_line: bool = True) -> Wanted:
+def wanted(ctx: Context, by_line: bool = True, raw: bytes = b"") -> Wanted:
+    """What the context drops, and the calls to rename; `raw`: the file, whose every string
+    (on any branch or sidechain) a new id also avoids."""
     out = Wanted()
     lost_at: set[int] = set()
     for change in ctx.changes:
@@ -76,7 +79,7 @@ def wanted(ctx: Context, by_line: bool = True) -> Wanted:
             out.results.setdefault((where, call_id), []).append(change)
     for where in lost_at:  # emptied by losing its calls: the writer sees that for itself
         out.empty.pop(where, None)
-    out.reused = reused(ctx, by_line)
+    out.reused = reused(ctx, by_line, raw)
     return out
 
 
@@ -86,9 +89,10 @@ def _at(source: Source, by_line: bool) -> int | None:
     return source.line if by_line else source.index
 
 
-def reused(ctx: Context, by_line: bool = True) -> list[Reused]:
+def reused(ctx: Context, by_line: bool = True, raw: bytes = b"") -> list[Reused]:
     """The calls of the context that reuse an earlier call's id, each with a new id: the old
-    one and `_2`, `_3`... (as `build` names it), distinct from every id of the context."""
+    one and `_2`, `_3`... (as `build` names it), distinct from every id of the context and
+    from every JSON string of `raw`."""
     found = repeated_calls(ctx.messages)
     if not found:
         return []
@@ -110,7 +114,7 @@ def reused(ctx: Context, by_line: bool = True) -> list[Reused]:
                 result_nth += result_id(ctx.messages[s]) == r.call_id
                 s -= 1
         n = 2
-        while f"{r.call_id}_{n}" in taken:
+        while f"{r.call_id}_{n}" in taken or json.dumps(f"{r.call_id}_{n}").encode() in raw:
             n += 1
         new = f"{r.call_id}_{n}"
         taken.add(new)
