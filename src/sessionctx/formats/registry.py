@@ -44,6 +44,12 @@ FORMATS: tuple[Format, ...] = (
            "system or summary with a uuid or sessionId", lines=True),
     Format("gemini-cli", "gemini_cli", "one JSON document: a Gemini CLI session whose "
            "messages are user and gemini messages", document=True),
+    Format("opencode", "opencode", "opencode's opencode.db, a session file of its storage "
+           "folder (storage/session/<project>/<session>.json beside message/ and part/) or an "
+           "`opencode export` document"),
+    Format("goose", "goose", "Goose's sessions.db (tables sessions and messages with "
+           "content_json) or a Goose session JSONL (a working_dir header, then messages with "
+           "role, created and content)"),
     Format("anthropic", "anthropic", "one JSON document: a list of Anthropic messages (role "
            "user or assistant, content a string or typed blocks), or an object with such a "
            "messages list", document=True),
