@@ -170,12 +170,20 @@ class _Reader:
             error = error or value.get("isError") is True
         blocks: list[Obj] = []
         for part in parts if isinstance(parts, list) else []:
-            if isinstance(part, dict) and (block := _user_block(part)) is not None:
+            if isinstance(part, dict) and _for_model(part) and (
+                    block := _user_block(part)) is not None:
                 blocks.append(block)
         if status == "error" and isinstance(outcome, dict):
             blocks.append(text_block(str(outcome.get("error", ""))))
         return {"role": "toolResult", "toolCallId": cid, "toolName": self.names.get(cid, ""),
                 "content": blocks or [text_block("(no output)")], "isError": error}
+
+
+def _for_model(part: Obj) -> bool:
+    """Not a part whose annotations give it to the user alone (Goose leaves those out)."""
+    notes = part.get("annotations")
+    audience = notes.get("audience") if isinstance(notes, dict) else None
+    return not isinstance(audience, list) or "assistant" in audience
 
 
 def _user_block(item: Obj) -> Obj | None:
