@@ -1,0 +1,173 @@
+"""opencode sessions: its storage folder (session, message and part files), its opencode.db
+store and the `opencode export` document, read, checked and built for every provider. Counts
+are worked out here from the raw message and part files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionctx.context import build_context
+from sessionctx.formats.detect import decode_document, detect
+from sessionctx.inputs import read_input, read_raw
+from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
+from sessionctx.writeback import plan_repair
+from sessionctx.writeback.plan import RepairError
+from tests.conftest import FIXTURES
+from tests.sdk_types import sdk_check
+
+STORAGE = FIXTURES / "opencode" / "storage"
+SESSION = next((STORAGE / "session").glob("*/*.json"))
+Obj = dict[str, Any]
+
+# The tables opencode 1.2 keeps sessions in (packages/opencode/src/session/*.sql.ts): each
+# object in `data`, its ids in columns.
+SCHEMA = """
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT,
+    slug TEXT NOT NULL, directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+"""
+
+
+def stored() -> tuple[Obj, list[tuple[Obj, list[Obj]]]]:
+    """The session's info and its messages with their parts, as the files hold them."""
+    info = json.loads(SESSION.read_text())
+    out = []
+    for mfile in sorted((STORAGE / "message" / info["id"]).glob("*.json")):
+        msg = json.loads(mfile.read_text())
+        parts = [json.loads(p.read_text())
+                 for p in sorted((STORAGE / "part" / msg["id"]).glob("*.json"))]
+        out.append((msg, parts))
+    return info, out
+
+
+def counts(msgs: list[tuple[Obj, list[Obj]]]) -> dict[str, int]:
+    sent = [(m, ps) for m, ps in msgs if not m.get("error")]  # the fixture's failed reply
+    tools = [p["state"]["status"] for m, ps in sent for p in ps if p["type"] == "tool"]
+    return {"calls": len(tools), "results": sum(s in ("completed", "error") for s in tools),
+            "pending": sum(s in ("pending", "running") for s in tools),
+            "texts": sum(p["type"] == "text" and not p.get("ignored")
+                         for _, ps in sent for p in ps)}
+
+
+def read_counts(path: Path | str) -> dict[str, int]:
+    result = read_input(str(path))
+    assert result.format == "opencode" and result.problems == []
+    ctx = build_context(result.records)
+    msgs = ctx.messages
+    return {"calls": sum(b["type"] == "toolCall" for m in msgs if m["role"] == "assistant"
+                         for b in m["content"]) + len(ctx.pending_calls),
+            "results": sum(m["role"] == "toolResult" for m in msgs),
+            "pending": len(ctx.pending_calls),
+            "texts": sum(b["type"] == "text" for m in msgs if m["role"] != "toolResult"
+                         for b in m["content"])}
+
+
+def store(tmp_path: Path) -> Path:
+    """An opencode.db holding the fixture's session, an older one and a later sub-agent's."""
+    info, msgs = stored()
+    path = tmp_path / "opencode.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)
+    t = info["time"]["updated"]
+    for sid, parent, updated in (("ses_old", None, t - 1), (info["id"], None, t),
+                                 ("ses_child", info["id"], t + 1)):
+        conn.execute("INSERT INTO session VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     (sid, info["projectID"], parent, "s", info["directory"], "t", "1.2.0",
+                      updated, updated))
+    for msg, parts in msgs:
+        data = {k: v for k, v in msg.items() if k not in ("id", "sessionID")}
+        conn.execute("INSERT INTO message VALUES (?, ?, 0, 0, ?)",
+                     (msg["id"], info["id"], json.dumps(data)))
+        for p in parts:
+            body = {k: v for k, v in p.items() if k not in ("id", "sessionID", "messageID")}
+            conn.execute("INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)",
+                         (p["id"], msg["id"], info["id"], json.dumps(body)))
+    conn.execute("INSERT INTO message VALUES ('msg_child', 'ses_child', 0, 0, ?)",
+                 (json.dumps({"role": "user", "time": {"created": 0}}),))
+    conn.execute("INSERT INTO part VALUES ('prt_child', 'msg_child', 'ses_child', 0, 0, ?)",
+                 (json.dumps({"type": "text", "text": "a sub-agent's prompt"}),))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def export(tmp_path: Path) -> Path:
+    info, msgs = stored()
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps({"info": info, "messages": [
+        {"info": m, "parts": ps} for m, ps in msgs]}))
+    return path
+
+
+def test_the_storage_folder_reads_with_independent_counts() -> None:
+    want = counts(stored()[1])
+    assert want == {"calls": 4, "results": 3, "pending": 1, "texts": 7}
+    assert read_counts(SESSION) == want
+    assert detect(SESSION.read_bytes(), decode_document(SESSION.read_bytes())) == "opencode"
+
+
+@pytest.mark.parametrize("kind", ["store", "export"])
+def test_the_store_and_the_export_read_the_same(tmp_path: Path, kind: str) -> None:
+    path = store(tmp_path) if kind == "store" else export(tmp_path)
+    before = path.read_bytes()
+    assert read_counts(path) == counts(stored()[1])
+    assert path.read_bytes() == before
+    if kind == "store":
+        note = json.dumps(read_input(str(path)).records[0].data)
+        assert "ses_old" in note and "ses_child" in note
+        assert "sub-agent's prompt" not in json.dumps(build_context(
+            read_input(str(path)).records).messages)
+
+
+def test_steps_split_replies_and_the_interrupted_call_is_pending() -> None:
+    ctx = build_context(read_input(str(SESSION)).records)
+    assert [c.name for c in ctx.pending_calls] == ["edit"]
+    roles = [m["role"] for m in ctx.messages]
+    assert roles[:7] == ["user", "assistant", "toolResult", "assistant", "toolResult",
+                         "toolResult", "assistant"]
+    failed = next(m for m in ctx.messages if m.get("toolCallId") == "toolu_03Grep")
+    assert failed["isError"] and "ripgrep" in failed["content"][0]["text"]
+    text = json.dumps(ctx.messages)
+    assert "hidden note" not in text and "Overloaded" not in text
+
+
+@pytest.mark.parametrize("kind", ["folder", "store"])
+def test_every_provider_takes_the_body(tmp_path: Path, kind: str) -> None:
+    path = SESSION if kind == "folder" else store(tmp_path)
+    ctx = build_context(read_input(str(path)).records)
+    for provider in PROVIDERS:
+        body = build_request(ctx, provider, options=BuildRequestOptions(
+            placeholder_tools=True)).body
+        assert validate(body, provider) == [], provider
+        sdk_check(provider, body)
+
+
+def test_check_auto_reads_the_storage_folder_and_the_store(tmp_path: Path) -> None:
+    for target in (STORAGE, store(tmp_path)):
+        out = subprocess.run([sys.executable, "-m", "sessionctx", "check", str(target),
+                              "--from", "auto", "--json"], capture_output=True, text=True)
+        assert out.returncode == 1, out.stderr  # the pending call
+        assert "opencode" in out.stdout and "toolu_04Edit" in out.stdout
+
+
+def test_repair_says_it_does_not_write_opencode(tmp_path: Path) -> None:
+    for path in (SESSION, store(tmp_path)):
+        with pytest.raises(RepairError, match="repair does not write opencode"):
+            plan_repair(path.read_bytes(), str(path))
+
+
+def test_a_session_file_without_its_folder_says_so() -> None:
+    result = read_raw(SESSION.read_bytes(), None)
+    assert result.fatal and "no storage folder" in json.dumps(
+        [p.message for p in result.problems])
