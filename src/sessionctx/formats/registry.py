@@ -44,12 +44,6 @@ FORMATS: tuple[Format, ...] = (
            "system or summary with a uuid or sessionId", lines=True),
     Format("gemini-cli", "gemini_cli", "one JSON document: a Gemini CLI session whose "
            "messages are user and gemini messages", document=True),
-    Format("opencode", "opencode", "opencode's opencode.db, a session file of its storage "
-           "folder (storage/session/<project>/<session>.json beside message/ and part/) or an "
-           "`opencode export` document"),
-    Format("goose", "goose", "Goose's sessions.db (tables sessions and messages with "
-           "content_json) or a Goose session JSONL (a working_dir header, then messages with "
-           "role, created and content)"),
     Format("anthropic", "anthropic", "one JSON document: a list of Anthropic messages (role "
            "user or assistant, content a string or typed blocks), or an object with such a "
            "messages list", document=True),
@@ -66,6 +60,12 @@ FORMATS: tuple[Format, ...] = (
            "assistant.message", lines=True),
     Format("aider", "aider", "an aider .aider.chat.history.md: '# aider chat started at' runs "
            "of '#### ' user lines, '> ' tool lines and the model's replies", calls=False),
+    Format("opencode", "opencode", "opencode's opencode.db, a session file of its storage "
+           "folder (storage/session/<project>/<session>.json beside message/ and part/) or an "
+           "`opencode export` document"),
+    Format("goose", "goose", "Goose's sessions.db (tables sessions and messages with "
+           "content_json) or a Goose session JSONL (a working_dir header, then messages with "
+           "role, created and content)"),
     Format(NATIVE, "native", "sessionctx records: JSONL, a JSON array of records, an "
            "xopc_session_transcript envelope or pi entries, each with a role, kind or type "
            "sessionctx knows", lines=True, document=True),
