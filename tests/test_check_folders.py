@@ -139,6 +139,7 @@ def test_a_folder_of_mixed_agents_reads_each_file_in_its_own_format(tmp_path: Pa
         "openai-chat": FIXTURES / "swe-agent" / "function_calling_simple.traj",
         "aider": FIXTURES / "aider" / "chat-history.md",
         "goose": FIXTURES / "goose" / "session.jsonl",
+        "opencode": FIXTURES / "opencode" / "export.json",
     }
     folder = tmp_path / "mixed"
     folder.mkdir()

@@ -154,6 +154,9 @@ def test_check_auto_detects_the_store_and_a_folder_of_them(tmp_path: Path) -> No
                               "--from", "auto", "--json"], capture_output=True, text=True)
         assert out.returncode == 1, out.stderr
         assert "goose" in out.stdout and "no known format" not in out.stdout
+    plain = subprocess.run([sys.executable, "-m", "sessionctx", "check", str(path)],
+                           capture_output=True, text=True)
+    assert "pending call" in plain.stdout and "sessionctx repair" not in plain.stdout
 
 
 def test_a_store_of_other_tables_is_not_goose(tmp_path: Path) -> None:

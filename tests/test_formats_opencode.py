@@ -1,6 +1,7 @@
 """opencode sessions: its storage folder (session, message and part files), its opencode.db
-store and the `opencode export` document, read, checked and built for every provider. Counts
-are worked out here from the raw message and part files."""
+store and the `opencode export` document, read, checked and built for every provider. The
+fixture is the export document; the storage folder and the store are laid out from it here as
+opencode writes them, and counts are worked out from the raw message and part objects."""
 
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ from sessionctx.writeback.plan import RepairError
 from tests.conftest import FIXTURES
 from tests.sdk_types import sdk_check
 
-STORAGE = FIXTURES / "opencode" / "storage"
-SESSION = next((STORAGE / "session").glob("*/*.json"))
+EXPORT = FIXTURES / "opencode" / "export.json"
 Obj = dict[str, Any]
 
 # The tables opencode 1.2 keeps sessions in (packages/opencode/src/session/*.sql.ts): each
@@ -40,15 +40,30 @@ CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEX
 
 
 def stored() -> tuple[Obj, list[tuple[Obj, list[Obj]]]]:
-    """The session's info and its messages with their parts, as the files hold them."""
-    info = json.loads(SESSION.read_text())
-    out = []
-    for mfile in sorted((STORAGE / "message" / info["id"]).glob("*.json")):
-        msg = json.loads(mfile.read_text())
-        parts = [json.loads(p.read_text())
-                 for p in sorted((STORAGE / "part" / msg["id"]).glob("*.json"))]
-        out.append((msg, parts))
-    return info, out
+    """The session's info and its messages with their parts."""
+    doc = json.loads(EXPORT.read_text())
+    return doc["info"], [(m["info"], m["parts"]) for m in doc["messages"]]
+
+
+def storage(tmp_path: Path) -> Path:
+    """The storage folder opencode before 1.2 writes: one file per session, message, part."""
+    info, msgs = stored()
+    root = tmp_path / "storage"
+
+    def put(path: Path, obj: Obj) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(obj, indent=2))
+
+    put(root / "session" / info["projectID"] / f"{info['id']}.json", info)
+    for msg, parts in msgs:
+        put(root / "message" / info["id"] / f"{msg['id']}.json", msg)
+        for part in parts:
+            put(root / "part" / msg["id"] / f"{part['id']}.json", part)
+    return root
+
+
+def session_file(tmp_path: Path) -> Path:
+    return next((storage(tmp_path) / "session").glob("*/*.json"))
 
 
 def counts(msgs: list[tuple[Obj, list[Obj]]]) -> dict[str, int]:
@@ -102,24 +117,17 @@ def store(tmp_path: Path) -> Path:
     return path
 
 
-def export(tmp_path: Path) -> Path:
-    info, msgs = stored()
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps({"info": info, "messages": [
-        {"info": m, "parts": ps} for m, ps in msgs]}))
-    return path
-
-
-def test_the_storage_folder_reads_with_independent_counts() -> None:
+def test_the_storage_folder_reads_with_independent_counts(tmp_path: Path) -> None:
     want = counts(stored()[1])
     assert want == {"calls": 4, "results": 3, "pending": 1, "texts": 7}
-    assert read_counts(SESSION) == want
-    assert detect(SESSION.read_bytes(), decode_document(SESSION.read_bytes())) == "opencode"
+    session = session_file(tmp_path)
+    assert read_counts(session) == want
+    assert detect(session.read_bytes(), decode_document(session.read_bytes())) == "opencode"
 
 
 @pytest.mark.parametrize("kind", ["store", "export"])
 def test_the_store_and_the_export_read_the_same(tmp_path: Path, kind: str) -> None:
-    path = store(tmp_path) if kind == "store" else export(tmp_path)
+    path = store(tmp_path) if kind == "store" else EXPORT
     before = path.read_bytes()
     assert read_counts(path) == counts(stored()[1])
     assert path.read_bytes() == before
@@ -131,7 +139,7 @@ def test_the_store_and_the_export_read_the_same(tmp_path: Path, kind: str) -> No
 
 
 def test_steps_split_replies_and_the_interrupted_call_is_pending() -> None:
-    ctx = build_context(read_input(str(SESSION)).records)
+    ctx = build_context(read_input(str(EXPORT)).records)
     assert [c.name for c in ctx.pending_calls] == ["edit"]
     roles = [m["role"] for m in ctx.messages]
     assert roles[:7] == ["user", "assistant", "toolResult", "assistant", "toolResult",
@@ -144,7 +152,7 @@ def test_steps_split_replies_and_the_interrupted_call_is_pending() -> None:
 
 @pytest.mark.parametrize("kind", ["folder", "store"])
 def test_every_provider_takes_the_body(tmp_path: Path, kind: str) -> None:
-    path = SESSION if kind == "folder" else store(tmp_path)
+    path = session_file(tmp_path) if kind == "folder" else store(tmp_path)
     ctx = build_context(read_input(str(path)).records)
     for provider in PROVIDERS:
         body = build_request(ctx, provider, options=BuildRequestOptions(
@@ -154,7 +162,7 @@ def test_every_provider_takes_the_body(tmp_path: Path, kind: str) -> None:
 
 
 def test_check_auto_reads_the_storage_folder_and_the_store(tmp_path: Path) -> None:
-    for target in (STORAGE, store(tmp_path)):
+    for target in (storage(tmp_path), store(tmp_path)):
         out = subprocess.run([sys.executable, "-m", "sessionctx", "check", str(target),
                               "--from", "auto", "--json"], capture_output=True, text=True)
         assert out.returncode == 1, out.stderr  # the pending call
@@ -162,12 +170,12 @@ def test_check_auto_reads_the_storage_folder_and_the_store(tmp_path: Path) -> No
 
 
 def test_repair_says_it_does_not_write_opencode(tmp_path: Path) -> None:
-    for path in (SESSION, store(tmp_path)):
+    for path in (session_file(tmp_path), EXPORT, store(tmp_path)):
         with pytest.raises(RepairError, match="repair does not write opencode"):
             plan_repair(path.read_bytes(), str(path))
 
 
-def test_a_session_file_without_its_folder_says_so() -> None:
-    result = read_raw(SESSION.read_bytes(), None)
+def test_a_session_file_without_its_folder_says_so(tmp_path: Path) -> None:
+    result = read_raw(session_file(tmp_path).read_bytes(), None)
     assert result.fatal and "no storage folder" in json.dumps(
         [p.message for p in result.problems])
