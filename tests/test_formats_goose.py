@@ -168,3 +168,27 @@ def test_a_store_of_other_tables_is_not_goose(tmp_path: Path) -> None:
     assert detect(path.read_bytes()) != "goose"
     result = read_input(str(path), "goose")
     assert result.fatal and "not a goose file" in result.problems[0].message
+
+
+def test_a_wal_store_is_read_whole_and_left_alone(tmp_path: Path) -> None:
+    """Goose keeps its store in WAL mode: read with nothing created beside it, and while the
+    agent holds it open, with the rows still in its write-ahead log."""
+    path = store(tmp_path, messages()[:3])
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sessions.db"]
+    assert read_counts(path)["calls"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sessions.db"]
+    live = sqlite3.connect(path)  # the agent, still writing
+    live.execute("PRAGMA wal_autocheckpoint=0")
+    for m in messages()[3:]:
+        live.execute("INSERT INTO messages (session_id, role, content_json, created_timestamp, "
+                     "metadata_json) VALUES ('20251204_2', ?, ?, ?, ?)",
+                     (m["role"], json.dumps(m["content"]), m["created"],
+                      json.dumps(m["metadata"])))
+    live.commit()
+    try:
+        assert read_counts(path) == counts(messages())
+    finally:
+        live.close()

@@ -1,8 +1,10 @@
 """SQLite session stores (Goose's sessions.db, opencode's opencode.db), opened read-only.
 
-A store named by its path is opened with a `mode=ro` URI, so what its agent still holds in
-the write-ahead log is read too and nothing is ever written; bytes with no path (stdin) are
-opened from memory. sqlite3 is imported only when a store is read.
+Both agents keep their store in WAL mode. While the agent has it open, its `-wal` and `-shm`
+files lie beside it and hold the newest rows: the store is then opened by its path with a
+`mode=ro` URI, which reads them and writes nothing. Otherwise the bytes already read are the
+whole store and are opened from memory: opening a WAL store by path, even read-only, would
+leave new `-wal` and `-shm` files beside it. sqlite3 is imported only when a store is read.
 """
 
 from __future__ import annotations
@@ -24,16 +26,24 @@ def is_sqlite(raw: bytes) -> bool:
 @contextmanager
 def opened(raw: bytes, path: str | None) -> Iterator[sqlite3.Connection]:
     """The store read-only; sqlite3.Error when it cannot be read as one."""
-    if path is not None and os.path.isfile(path):
+    if path is not None and all(os.path.isfile(path + s) for s in ("", "-wal", "-shm")):
         conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True)
     else:
         conn = sqlite3.connect(":memory:")
-        conn.deserialize(raw)
+        conn.deserialize(_rollback_journal(raw))
     try:
         conn.execute("PRAGMA query_only = ON")
         yield conn
     finally:
         conn.close()
+
+
+def _rollback_journal(raw: bytes) -> bytes:
+    """The store's bytes marked as a rollback-journal database (header bytes 18 and 19), the
+    only kind SQLite opens from memory; the pages are the same."""
+    if len(raw) > 20 and raw[18:20] == b"\x02\x02":
+        return raw[:18] + b"\x01\x01" + raw[20:]
+    return raw
 
 
 def columns(conn: sqlite3.Connection) -> dict[str, set[str]]:
