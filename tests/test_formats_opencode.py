@@ -179,3 +179,29 @@ def test_a_session_file_without_its_folder_says_so(tmp_path: Path) -> None:
     result = read_raw(session_file(tmp_path).read_bytes(), None)
     assert result.fatal and "no storage folder" in json.dumps(
         [p.message for p in result.problems])
+
+
+def test_after_a_compaction_only_what_follows_it_is_sent(tmp_path: Path) -> None:
+    """opencode's compaction: a user message with a `compaction` part, the summary reply
+    (`summary: true`) answering it, then the conversation goes on from there."""
+    info, msgs = stored()
+    sid = info["id"]
+
+    def part(mid: str, k: int, body: Obj) -> Obj:
+        return {"id": f"prt_zz{mid[-4:]}{k:02d}", "sessionID": sid, "messageID": mid, **body}
+
+    ask = {"id": "msg_zz0001", "sessionID": sid, "role": "user", "time": {"created": 1}}
+    summary = {"id": "msg_zz0002", "sessionID": sid, "role": "assistant", "parentID": "msg_zz0001",
+               "summary": True, "finish": "stop", "modelID": "m", "providerID": "anthropic",
+               "time": {"created": 2, "completed": 3}}
+    after = {"id": "msg_zz0003", "sessionID": sid, "role": "user", "time": {"created": 4}}
+    added = [(ask, [part("msg_zz0001", 0, {"type": "compaction", "auto": True})]),
+             (summary, [part("msg_zz0002", 0, {"type": "text", "text": "We fixed the parser."})]),
+             (after, [part("msg_zz0003", 0, {"type": "text", "text": "Now the docs."})])]
+    path = tmp_path / "compacted.json"
+    path.write_text(json.dumps({"info": info, "messages": [
+        {"info": m, "parts": ps} for m, ps in msgs + added]}))
+    ctx = build_context(read_input(str(path)).records)
+    texts = [b["text"] for m in ctx.messages for b in m["content"] if b["type"] == "text"]
+    assert texts == ["What did we do so far?", "We fixed the parser.", "Now the docs."]
+    assert ctx.pending_calls == []  # the interrupted call was before the compaction

@@ -7,7 +7,9 @@ each tool part's result after its step (`completed`: its output, `error`: its er
 part still `pending` or `running` was never answered: it stays a call without a result (opencode
 itself sends it as interrupted). An assistant message that failed is not sent, unless it was
 aborted after writing something. Every other part (step-finish, snapshot, patch, agent, …) is
-bookkeeping and reaches no model.
+bookkeeping and reaches no model. After a compaction (`MessageV2.filterCompacted`) the model
+sees only the user message holding the latest `compaction` part whose summary reply finished,
+as "What did we do so far?", and what follows it; the messages before are context rows.
 """
 
 from __future__ import annotations
@@ -47,7 +49,11 @@ def convert(session: Obj, messages: list[Message], path: str | None,
     def place(msg: Message) -> Source:
         return Source(index=len(out), path=msg.source.path)
 
-    for msg in messages:
+    start = _compacted_at(messages)
+    for msg in messages[:start]:
+        out.append(context_record(msg.raw, place(msg), FORMAT,
+                                  "before opencode's latest compaction: not sent"))
+    for msg in messages[start:]:
         role = msg.info.get("role")
         if role == "user":
             blocks = [b for p in msg.parts if (b := _user_block(p)) is not None]
@@ -67,6 +73,19 @@ def convert(session: Obj, messages: list[Message], path: str | None,
     return result
 
 
+def _compacted_at(messages: list[Message]) -> int:
+    """Where the messages the model sees start: at the latest compaction that finished."""
+    summarised = {m.info.get("parentID") for m in messages
+                  if m.info.get("role") == "assistant" and m.info.get("summary") is True
+                  and m.info.get("finish") and not m.info.get("error")}
+    for k in range(len(messages) - 1, -1, -1):
+        msg = messages[k]
+        if msg.info.get("role") == "user" and msg.info.get("id") in summarised and any(
+                p.get("type") == "compaction" for p in msg.parts):
+            return k
+    return 0
+
+
 def _sent(msg: Message) -> bool:
     error = msg.info.get("error")
     if not error:
@@ -79,6 +98,8 @@ def _user_block(part: Obj) -> Obj | None:
     kind = part.get("type")
     if kind == "text" and isinstance(part.get("text"), str) and not part.get("ignored"):
         return text_block(part["text"])
+    if kind == "compaction":
+        return text_block("What did we do so far?")
     if kind == "file" and str(part.get("mime", "")).startswith("image/"):
         return data_url_image(part.get("url"))
     return None
