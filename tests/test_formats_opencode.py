@@ -205,3 +205,19 @@ def test_after_a_compaction_only_what_follows_it_is_sent(tmp_path: Path) -> None
     texts = [b["text"] for m in ctx.messages for b in m["content"] if b["type"] == "text"]
     assert texts == ["What did we do so far?", "We fixed the parser.", "Now the docs."]
     assert ctx.pending_calls == []  # the interrupted call was before the compaction
+
+
+def test_build_reads_a_storage_folder_of_one_session(tmp_path: Path) -> None:
+    root = storage(tmp_path)
+    assert read_counts(root) == counts(stored()[1])
+    built = subprocess.run([sys.executable, "-m", "sessionctx", "build", str(root),
+                            "--provider", "anthropic", "--placeholder-tools", "--quiet"],
+                           capture_output=True,
+                           text=True)
+    assert built.returncode == 0, built.stderr
+    assert validate(json.loads(built.stdout), "anthropic") == []
+    info = stored()[0]
+    other = root / "session" / info["projectID"] / "ses_other.json"
+    other.write_text(json.dumps({**info, "id": "ses_other"}))
+    result = read_input(str(root))
+    assert result.fatal and "of 2 sessions: name one" in result.problems[0].message

@@ -24,7 +24,7 @@ SIDECAR_SUFFIX = ".meta.json"
 def session_files(folder: str) -> list[str]:
     """The session files `folder` stands for, in order; InputError when it holds none."""
     own = os.path.normpath(folder)
-    if _opencode_storage(own):
+    if opencode_storage(own):
         return _opencode_sessions(own)
     beside = own + ".jsonl"
     if os.path.isdir(os.path.join(own, "subagents")) or os.path.isfile(beside):
@@ -47,7 +47,7 @@ def session_files(folder: str) -> list[str]:
     return files
 
 
-def _opencode_storage(folder: str) -> bool:
+def opencode_storage(folder: str) -> bool:
     return all(os.path.isdir(os.path.join(folder, d)) for d in ("session", "message", "part"))
 
 
