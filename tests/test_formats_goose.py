@@ -192,3 +192,14 @@ def test_a_wal_store_is_read_whole_and_left_alone(tmp_path: Path) -> None:
         assert read_counts(path) == counts(messages())
     finally:
         live.close()
+
+
+@pytest.mark.parametrize("fmt", ["goose", "opencode", "auto"])
+def test_a_damaged_store_is_a_clear_error(tmp_path: Path, fmt: str) -> None:
+    good = store(tmp_path, messages()).read_bytes()
+    path = tmp_path / "broken.db"
+    path.write_bytes(good[:100] + b"\xff" * 3000)
+    result = read_input(str(path), fmt)
+    assert result.fatal
+    assert ("no known format" if fmt == "auto" else f"{fmt} file: expected") in \
+        result.problems[0].message

@@ -221,3 +221,13 @@ def test_build_reads_a_storage_folder_of_one_session(tmp_path: Path) -> None:
     other.write_text(json.dumps({**info, "id": "ses_other"}))
     result = read_input(str(root))
     assert result.fatal and "of 2 sessions: name one" in result.problems[0].message
+
+
+def test_a_session_file_with_no_messages_beside_it_says_where_it_looked(tmp_path: Path) -> None:
+    info = stored()[0]
+    lone = tmp_path / "storage" / "session" / "p" / "ses_1.json"
+    lone.parent.mkdir(parents=True)
+    lone.write_text(json.dumps(info))
+    result = read_input(str(lone))
+    assert result.fatal and "no message of this session in" in json.dumps(
+        [p.message for p in result.problems])

@@ -69,6 +69,9 @@ def _read_storage(info: Obj, path: str | None) -> ReadResult:
         parts = [p for ppath in _json_files(os.path.join(root, "part", str(minfo.get("id"))))
                  if (p := _load(ppath, result)) is not None]
         messages.append(Message(minfo, parts, Source(index=len(messages), path=mpath), minfo))
+    if not messages:
+        where = os.path.join(root, "message", info["id"])
+        return not_a_file(path, FORMAT, EXPECTED, f"no message of this session in {where}")
     out = convert(info, messages, path)
     out.problems[:0] = result.problems
     return finish(out, path, FORMAT)
