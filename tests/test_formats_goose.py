@@ -81,11 +81,15 @@ def store(tmp_path: Path, msgs: list[Obj]) -> Path:
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)
     conn.execute("INSERT INTO schema_version (version) VALUES (5)")
+    conn.execute("ALTER TABLE sessions ADD COLUMN provider_name TEXT")  # schema 6
+    conn.execute("ALTER TABLE sessions ADD COLUMN model_config_json TEXT")
     for sid, kind, updated in (("20251204_1", "user", "2025-12-04 10:00:00"),
                                ("20251204_2", "user", "2025-12-04 11:00:00"),
                                ("20251204_3", "sub_agent", "2025-12-04 12:00:00")):
-        conn.execute("INSERT INTO sessions (id, name, session_type, working_dir, updated_at) "
-                     "VALUES (?, ?, ?, ?, ?)", (sid, sid, kind, "/home/user/project", updated))
+        conn.execute("INSERT INTO sessions (id, name, session_type, working_dir, updated_at, "
+                     "provider_name, model_config_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     (sid, sid, kind, "/home/user/project", updated, "anthropic",
+                      json.dumps({"model_name": "claude-sonnet-4-5", "context_limit": None})))
     conn.execute("INSERT INTO messages (session_id, role, content_json, created_timestamp) "
                  "VALUES ('20251204_1', 'user', ?, 1)",
                  (json.dumps([{"type": "text", "text": "an older session"}]),))
@@ -114,6 +118,8 @@ def test_the_store_reads_its_latest_user_session(tmp_path: Path) -> None:
     assert read_counts(path) == counts(messages())
     result = read_input(str(path))
     assert "20251204_1" in json.dumps(result.records[0].data)  # the others are named
+    replies = [m for m in build_context(result.records).messages if m["role"] == "assistant"]
+    assert {(m["provider"], m["model"]) for m in replies} == {("anthropic", "claude-sonnet-4-5")}
     assert path.read_bytes() == before and not Path(f"{path}-journal").exists()
 
 

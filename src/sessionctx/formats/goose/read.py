@@ -79,7 +79,7 @@ def _read_store(raw: bytes, path: str | None) -> ReadResult:
         f"; the store's other sessions, not read: {', '.join(map(str, others))}"
         if others else "")
     result.records.append(context_record(header, Source(index=0, path=path), FORMAT, note))
-    reader = _Reader(result, path)
+    reader = _Reader(result, path, *_model(chosen))
     for k, row in enumerate(messages, start=1):
         src = Source(index=k, path=path)
         try:
@@ -94,6 +94,19 @@ def _read_store(raw: bytes, path: str | None) -> ReadResult:
     return finish(result, path, FORMAT)
 
 
+def _model(session: Obj) -> tuple[str, str]:
+    """The provider and model a session ran with (schema 6 on: `provider_name` and the
+    `model_name` of `model_config_json`); Goose keeps no model per message."""
+    try:
+        config = json.loads(session.get("model_config_json") or "null")
+    except (TypeError, ValueError):
+        config = None
+    name = config.get("model_name") if isinstance(config, dict) else None
+    provider = session.get("provider_name")
+    return (provider if isinstance(provider, str) and provider else PROVIDER,
+            name if isinstance(name, str) else "")
+
+
 def _chosen(sessions: list[Obj]) -> Obj | None:
     """The latest updated session a user had (not a sub-agent's or a hidden one)."""
     users = [s for s in sessions if s.get("session_type", "user") in ("user", "scheduled")]
@@ -102,8 +115,10 @@ def _chosen(sessions: list[Obj]) -> Obj | None:
 
 
 class _Reader:
-    def __init__(self, result: ReadResult, path: str | None) -> None:
+    def __init__(self, result: ReadResult, path: str | None, provider: str = PROVIDER,
+                 model: str = "") -> None:
         self.result, self.path = result, path
+        self.provider, self.model = provider, model
         self.names: dict[str, str] = {}
 
     def message(self, msg: Obj, meta: Any, src: Source, raw: Any) -> None:
@@ -118,8 +133,9 @@ class _Reader:
             blocks = [b for c in items if (b := self._assistant_block(c)) is not None]
             calls = any(b["type"] == "toolCall" for b in blocks)
             records.append(message_record(
-                {"role": "assistant", "content": blocks, "api": API, "provider": PROVIDER,
-                 "model": "", "stopReason": "toolUse" if calls else "stop"}, src, raw, FORMAT))
+                {"role": "assistant", "content": blocks, "api": API, "provider": self.provider,
+                 "model": self.model, "stopReason": "toolUse" if calls else "stop"},
+                src, raw, FORMAT))
             return
         if role != "user":
             records.append(context_record(raw, src, FORMAT, f"a message of role {role!r}"))
