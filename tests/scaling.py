@@ -224,7 +224,10 @@ def run(command: str, path: Path) -> float:
         gc.enable()
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise AssertionError(f"{args}: {result.exception!r}") from result.exception
-    if result.exit_code not in (0, 1) and path.name.split("-")[0] not in UNREADABLE:
+    refused = command == "compact" and "Import it into a store" in result.output
+    # (compact names the route for a format with no compaction of its own; that read is timed)
+    if result.exit_code not in (0, 1) and path.name.split("-")[0] not in UNREADABLE \
+            and not refused:
         raise AssertionError(f"{args}: exit {result.exit_code}: {result.output[-300:]}")
     return took
 

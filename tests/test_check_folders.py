@@ -138,6 +138,8 @@ def test_a_folder_of_mixed_agents_reads_each_file_in_its_own_format(tmp_path: Pa
         "anthropic": FIXTURES / "cline" / "text-result.json",
         "openai-chat": FIXTURES / "swe-agent" / "function_calling_simple.traj",
         "aider": FIXTURES / "aider" / "chat-history.md",
+        "goose": FIXTURES / "goose" / "session.jsonl",
+        "opencode": FIXTURES / "opencode" / "export.json",
     }
     folder = tmp_path / "mixed"
     folder.mkdir()

@@ -18,7 +18,7 @@ GEMINI = str(FIXTURES / "gemini-cli" / "tool-result-cancelled.json")
 def test_formats_listed() -> None:
     assert FORMATS[:2] == ("auto", "native") and set(FORMATS[2:]) == {
         "claude-code", "codex", "pi", "gemini-cli", "openai-chat", "anthropic",
-        "openai-responses", "gemini-cli-jsonl", "copilot-cli", "aider"}
+        "openai-responses", "gemini-cli-jsonl", "copilot-cli", "aider", "opencode", "goose"}
 
 
 def test_build_with_a_named_format() -> None:

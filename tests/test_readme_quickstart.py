@@ -60,7 +60,7 @@ def test_the_quick_start_prints_what_the_readme_shows(tmp_path: Path, fixtures: 
         for w in want:  # each line shown is printed, in order (repair prints its changes too)
             while got and not _matches(w, got[0]):
                 got.pop(0)
-            assert got, (w, printed)
+            assert got, f"{w!r} not in {printed!r}"
             got.pop(0)
     assert (tmp_path / "resumed").read_text() == f"claude --resume {name[:-len('.jsonl')]}\n"
     assert subprocess.run([sys.executable, "-m", "sessionctx", "check", name], cwd=folder,

@@ -7,10 +7,11 @@ default, and another agent's history is read by its importer.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from sessionctx import limits
-from sessionctx.errors import BadArgument
+from sessionctx.errors import BadArgument, SessionctxError
 from sessionctx.formats.common import not_a_file
 from sessionctx.formats.detect import decode_document, detect
 from sessionctx.formats.registry import BY_NAME, NAMES, NATIVE, importer
@@ -37,6 +38,11 @@ def read_session(path: str, fmt: str = "auto", *,
     could be read)."""
     if fmt not in FORMATS:
         raise BadArgument(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    if path != "-" and os.path.isdir(path):
+        chosen = _one_session(path)
+        if isinstance(chosen, ReadResult):
+            return chosen
+        path = chosen
     try:
         if path == "-":
             raw, label = limits.read_stdin(), "<stdin>"
@@ -47,6 +53,25 @@ def read_session(path: str, fmt: str = "auto", *,
     except OSError:
         return read_path(path)  # the core names what is wrong with the path
     return read_raw(raw, label, fmt, progress=progress)
+
+
+def _one_session(folder: str) -> str | ReadResult:
+    """The session an opencode storage folder holds, when it holds one; any other directory
+    is left to the core, which says it is not a session file."""
+    from sessionctx.folders import opencode_storage, session_files
+
+    if not opencode_storage(folder):
+        return folder
+    try:
+        files = session_files(folder)
+    except SessionctxError as exc:
+        return ReadResult(problems=[Problem(str(exc), None, fatal=True)])
+    if len(files) == 1:
+        return files[0]
+    return ReadResult(problems=[Problem(
+        f"an opencode storage folder of {len(files)} sessions: name one "
+        "(session/<project>/<session>.json), or `check` the folder to check each", folder,
+        fatal=True)])
 
 
 read_input = read_session  # the name the modules and tests of sessionctx itself use

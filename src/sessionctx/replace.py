@@ -91,7 +91,8 @@ def replace(path: str, before: bytes, seen: Fingerprint, after: bytes, *,
         refuse_if_written(real)
     _unchanged(path, real, before, seen)
     named = backup if isinstance(backup, str) else None
-    kept = _link(real, named)
+    # the backup is named in the terms the file was given in, unless a link was followed
+    kept = _link(path if os.path.abspath(path) == real else real, named)
     try:
         if os.stat(kept).st_ino != seen[1]:
             raise SessionChanged(f"{path} was replaced while it was being repaired; nothing "
@@ -131,7 +132,8 @@ def _unchanged(path: str, real: str, before: bytes, seen: Fingerprint) -> None:
 
 
 def _link(real: str, named: str | None) -> str:
-    """A new name for the original inode: `named`, or the first free default backup name.
+    """A new name for the original inode (`real`: the file itself, not a link to it): `named`,
+    or the first free default backup name.
     Where a hard link cannot be made (another file system), the original is copied."""
     if named is not None:
         return _link_or_copy(real, named)

@@ -270,6 +270,14 @@ class _Verdict(msgspec.Struct):
     repairable: bool = False  # something `repair` takes out of the file
 
 
+def _written_back(fmt: str) -> bool:
+    """Whether `repair` writes this format back (opencode's and Goose's it does not)."""
+    from sessionctx.formats.registry import BY_NAME
+
+    entry = BY_NAME.get(fmt)
+    return entry is None or entry.lines or entry.document
+
+
 def _verdict(source: SessionSource, options: BuildOptions, request: RequestSpec | None,
              as_json: bool) -> _Verdict:
     """The check of one session; the JSON of its changes only for --json, since they are a
@@ -281,7 +289,8 @@ def _verdict(source: SessionSource, options: BuildOptions, request: RequestSpec 
     loaded = load(source)
     ctx = loaded.context(options)
     stored = _listed(problems_of(loaded, ctx))
-    repairable = any(p["kind"] not in _NOT_REPAIRABLE for p in stored)
+    repairable = _written_back(loaded.format) and any(
+        p["kind"] not in _NOT_REPAIRABLE for p in stored)
     out: dict[str, Any] = {"ok": not stored, "format": loaded.format, "problems": stored}
     if request is not None:
         report = _provider_report(loaded, ctx, request)

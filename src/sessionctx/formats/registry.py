@@ -64,6 +64,12 @@ FORMATS: tuple[Format, ...] = (
            "assistant.message", lines=True),
     Format("aider", "aider", "an aider .aider.chat.history.md: '# aider chat started at' runs "
            "of '#### ' user lines, '> ' tool lines and the model's replies", calls=False),
+    Format("opencode", "opencode", "opencode's opencode.db, a session file of its storage "
+           "folder (storage/session/<project>/<session>.json beside message/ and part/) or an "
+           "`opencode export` document"),
+    Format("goose", "goose", "Goose's sessions.db (tables sessions and messages with "
+           "content_json) or a Goose session JSONL (a working_dir header, then messages with "
+           "role, created and content)"),
     Format(NATIVE, "native", "sessionctx records: JSONL, a JSON array of records, an "
            "xopc_session_transcript envelope or pi entries, each with a role, kind or type "
            "sessionctx knows", lines=True, document=True),
