@@ -171,6 +171,7 @@ def test_the_reasoning_before_a_removed_call_goes_with_it_on_the_responses_api()
     must be followed by the item it produced: with its call taken out, it goes too."""
     pytest.importorskip("langchain_openai")
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     from tests.stub_servers import serve
 
@@ -197,7 +198,7 @@ def test_the_reasoning_before_a_removed_call_goes_with_it_on_the_responses_api()
     ]
     with serve("responses") as stub:
         model = ChatOpenAI(model="gpt-5.1", use_responses_api=True, base_url=stub.url,
-                           api_key="test", max_retries=0)
+                           api_key=SecretStr("test"), max_retries=0)
         with pytest.raises(Exception, match="No tool output"):
             model.invoke(history)
         model.invoke(list(SessionctxMiddleware().repair(history)))
