@@ -164,3 +164,46 @@ def test_the_chat_history_stores_everything_and_reads_it_repaired(store_url: str
     assert len(history.store.records("chat-1")) == 7  # nothing was deleted
     history.add_user_message("fresh start")
     assert [m.content for m in history.messages] == ["fresh start"]
+
+
+def test_the_reasoning_before_a_removed_call_goes_with_it_on_the_responses_api() -> None:
+    """ChatOpenAI on the Responses API sends an AIMessage's reasoning block as an item that
+    must be followed by the item it produced: with its call taken out, it goes too."""
+    pytest.importorskip("langchain_openai")
+    from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
+
+    from tests.stub_servers import serve
+
+    history: list[BaseMessage] = [
+        HumanMessage("deploy"),
+        AIMessage(content=[
+            {"type": "reasoning", "id": "rs_1",
+             "summary": [{"type": "summary_text", "text": "deploy first"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "deploy",
+             "arguments": "{}", "id": "fc_1"}],
+            tool_calls=[{"name": "deploy", "args": {}, "id": "call_1", "type": "tool_call"}],
+            response_metadata={"model_provider": "openai"}),
+        HumanMessage("well?"),
+    ]
+    kept_call = [
+        HumanMessage("deploy"),
+        AIMessage(content=[
+            {"type": "reasoning", "id": "rs_2", "summary": []},
+            {"type": "function_call", "call_id": "call_2", "name": "deploy",
+             "arguments": "{}", "id": "fc_2"}],
+            tool_calls=[{"name": "deploy", "args": {}, "id": "call_2", "type": "tool_call"}],
+            response_metadata={"model_provider": "openai"}),
+        ToolMessage("deployed", tool_call_id="call_2"),
+    ]
+    with serve("responses") as stub:
+        model = ChatOpenAI(model="gpt-5.1", use_responses_api=True, base_url=stub.url,
+                           api_key=SecretStr("test"), max_retries=0)
+        with pytest.raises(Exception, match="No tool output"):
+            model.invoke(history)
+        model.invoke(list(SessionctxMiddleware().repair(history)))
+        assert [i.get("type") for i in stub.bodies[-1]["input"]] == ["message", "message"]
+        model.invoke(list(SessionctxMiddleware().repair(kept_call)))  # a kept pair stays whole
+        kinds = [i.get("type") for i in stub.bodies[-1]["input"]]
+        assert kinds == ["message", "reasoning", "function_call", "function_call_output"]
+    assert not stub.rejected[1:]

@@ -285,8 +285,13 @@ def _rewritten(original: BaseMessage, native: Message) -> BaseMessage:
 def _without_calls(message: AIMessage, kept: set[str | None]) -> AIMessage:
     content = message.content
     if isinstance(content, list):
-        content = [b for b in content if not (isinstance(b, dict) and b.get("type")
-                                              in _CALL_BLOCKS and b.get("id") not in kept)]
+        gone = [isinstance(b, dict) and b.get("type") in _CALL_BLOCKS
+                and _block_call_id(b) not in kept for b in content]
+        # Responses asks that reasoning be followed by the item it produced: reasoning whose
+        # next block was a call taken out, or that nothing follows any more, goes with it
+        content = [b for k, b in enumerate(content) if not gone[k] and not (
+            isinstance(b, dict) and b.get("type") == "reasoning"
+            and not any(not g for g in gone[k + 1:]) and (any(gone[k + 1:]) or not kept))]
     extra = dict(message.additional_kwargs)
     if isinstance(extra.get("tool_calls"), list):
         left = [c for c in extra["tool_calls"] if isinstance(c, dict) and c.get("id") in kept]
@@ -298,6 +303,12 @@ def _without_calls(message: AIMessage, kept: set[str | None]) -> AIMessage:
         "content": content, "additional_kwargs": extra,
         "tool_calls": [c for c in message.tool_calls if c.get("id") in kept],
         "invalid_tool_calls": [c for c in message.invalid_tool_calls if c.get("id") in kept]})
+
+
+def _block_call_id(block: dict[str, Any]) -> Any:
+    """A content block's call id: `call_id` for a Responses function_call (its `id` is the
+    item's), `id` for the others."""
+    return block.get("call_id") if block.get("type") == "function_call" else block.get("id")
 
 
 def _from_native(message: Message) -> BaseMessage:
