@@ -26,8 +26,6 @@ Interface:
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import re
@@ -43,18 +41,12 @@ from typing import Any
 
 import pytest
 
+from tests.node_readers import installed
+
 CLI_DIR = Path(__file__).resolve().parent / "clis"
 STUB = Path(__file__).resolve().parent / "strict_stub.py"
 CLAUDE_VERSION = "2.1.332"
 CODEX_VERSION = "0.171.0"
-
-
-def _cache_dir() -> Path:
-    lock = (CLI_DIR / "package-lock.json").read_bytes()
-    digest = hashlib.sha256(lock + (CLI_DIR / "package.json").read_bytes()).hexdigest()[:16]
-    root = os.environ.get("SESSIONCTX_NODE_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "sessionctx")
-    return Path(root) / f"clis-{digest}"
 
 
 def _missing() -> str | None:
@@ -78,26 +70,12 @@ def require() -> None:
 
 
 def install() -> Path:
-    """The installed node_modules folder, installing the pinned CLIs first if needed."""
+    """The installed node_modules folder, installing the pinned CLIs first if needed (with
+    their platform binaries, optional packages to npm; Claude Code's own install step then
+    links its binary into place, locally; the other install scripts stay off)."""
     require()
-    cache = _cache_dir()
-    done = cache / "node_modules" / ".sessionctx-installed"
-    if done.exists():
-        return cache / "node_modules"
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache.parent / f"{cache.name}.lock", "w") as guard:
-        fcntl.flock(guard, fcntl.LOCK_EX)
-        if not done.exists():
-            for name in ("package.json", "package-lock.json"):
-                shutil.copyfile(CLI_DIR / name, cache / name)
-            subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund",
-                            "--loglevel=error"], cwd=cache, check=True, timeout=1800)
-            # Claude Code's own install step links its platform binary into place (locally,
-            # from the optional package just installed); the other install scripts stay off.
-            subprocess.run(["node", "node_modules/@anthropic-ai/claude-code/install.cjs"],
-                           cwd=cache, check=True, timeout=300)
-            done.write_text("installed from tests/clis/package-lock.json\n")
-    return cache / "node_modules"
+    return installed(CLI_DIR, "clis", ("--ignore-scripts",), 1800,
+                     then=("node", "node_modules/@anthropic-ai/claude-code/install.cjs"))
 
 
 PORT = 8765  # free in a fresh namespace, so the configs can name it

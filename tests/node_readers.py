@@ -23,19 +23,17 @@ NODE_DIR = Path(__file__).resolve().parent / "node"
 SCRIPT = NODE_DIR / "readers.mjs"
 
 
-def _cache_dir() -> Path:
-    lock = (NODE_DIR / "package-lock.json").read_bytes()
-    digest = hashlib.sha256(lock + (NODE_DIR / "package.json").read_bytes()).hexdigest()[:16]
+def installed(package_dir: Path, prefix: str, npm_args: tuple[str, ...], timeout: int,
+              then: tuple[str, ...] = ()) -> Path:
+    """The node_modules folder of `package_dir`'s pinned packages, `npm ci`'d once into a
+    cache folder keyed by its package.json and lock (`$SESSIONCTX_NODE_CACHE`, default
+    `~/.cache/sessionctx/<prefix>-<hash>`), one installer at a time; `then` runs after the
+    install, in the cache folder."""
+    lock = (package_dir / "package-lock.json").read_bytes()
+    digest = hashlib.sha256(lock + (package_dir / "package.json").read_bytes()).hexdigest()[:16]
     root = os.environ.get("SESSIONCTX_NODE_CACHE") or os.path.join(
         os.path.expanduser("~"), ".cache", "sessionctx")
-    return Path(root) / f"node-{digest}"
-
-
-def node_modules() -> Path:
-    """The installed packages, installing them first if this lock was never installed."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed")
-    cache = _cache_dir()
+    cache = Path(root) / f"{prefix}-{digest}"
     done = cache / "node_modules" / ".sessionctx-installed"
     if done.exists():
         return cache / "node_modules"
@@ -44,12 +42,20 @@ def node_modules() -> Path:
         fcntl.flock(guard, fcntl.LOCK_EX)
         if not done.exists():
             for name in ("package.json", "package-lock.json"):
-                shutil.copyfile(NODE_DIR / name, cache / name)
-            subprocess.run(["npm", "ci", "--ignore-scripts", "--omit=optional", "--no-audit",
-                            "--no-fund", "--loglevel=error"], cwd=cache, check=True,
-                           timeout=900)
-            done.write_text("installed from tests/node/package-lock.json\n")
+                shutil.copyfile(package_dir / name, cache / name)
+            subprocess.run(["npm", "ci", *npm_args, "--no-audit", "--no-fund",
+                            "--loglevel=error"], cwd=cache, check=True, timeout=timeout)
+            if then:
+                subprocess.run(list(then), cwd=cache, check=True, timeout=300)
+            done.write_text(f"installed from {package_dir.name}/package-lock.json\n")
     return cache / "node_modules"
+
+
+def node_modules() -> Path:
+    """The installed packages, installing them first if this lock was never installed."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not installed")
+    return installed(NODE_DIR, "node", ("--ignore-scripts", "--omit=optional"), 900)
 
 
 def read(reader: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
