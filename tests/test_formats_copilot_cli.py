@@ -15,6 +15,7 @@ from sessionctx.inputs import read_input
 from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
 from sessionctx.writeback import plan_repair, repair
 from tests.conftest import FIXTURES
+from tests.format_counts import context_counts, read_context
 from tests.sdk_types import sdk_check
 
 EVENTS = FIXTURES / "copilot-cli" / "events.jsonl"
@@ -43,17 +44,9 @@ def counts(evs: list[Obj]) -> dict[str, int]:
 
 
 def read_counts(path: Path) -> dict[str, int]:
-    result = read_input(str(path))
-    assert result.format == "copilot-cli" and result.problems == []
-    ctx = build_context(result.records)
-    msgs = ctx.messages
+    ctx = read_context(path, "copilot-cli")
     orphans = sum(c.kind == "dropped_orphan_result" for c in ctx.changes)
-    return {"calls": sum(b["type"] == "toolCall" for m in msgs if m["role"] == "assistant"
-                         for b in m["content"]) + len(ctx.pending_calls),
-            "results": sum(m["role"] == "toolResult" for m in msgs),
-            "pending": len(ctx.pending_calls), "orphans": orphans,
-            "texts": sum(b["type"] == "text" for m in msgs if m["role"] != "toolResult"
-                         for b in m["content"])}
+    return {**context_counts(ctx), "orphans": orphans}
 
 
 def write(tmp_path: Path, evs: list[Obj]) -> Path:

@@ -17,6 +17,7 @@ from sessionctx.inputs import read_input
 from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
 from sessionctx.writeback import plan_repair, repair
 from tests.conftest import FIXTURES
+from tests.format_counts import context_counts, read_context
 from tests.sdk_types import sdk_check
 
 DIR = FIXTURES / "gemini-cli-jsonl"
@@ -65,16 +66,7 @@ def counts(objs: list[Obj]) -> dict[str, int]:
 
 
 def sessionctx_counts(path: Path) -> dict[str, int]:
-    result = read_input(str(path))
-    assert result.format == "gemini-cli-jsonl" and result.problems == []
-    ctx = build_context(result.records)
-    msgs = ctx.messages
-    return {"calls": sum(b["type"] == "toolCall" for m in msgs if m["role"] == "assistant"
-                         for b in m["content"]) + len(ctx.pending_calls),
-            "results": sum(m["role"] == "toolResult" for m in msgs),
-            "pending": len(ctx.pending_calls),
-            "texts": sum(b["type"] == "text" for m in msgs if m["role"] != "toolResult"
-                         for b in m["content"])}
+    return context_counts(read_context(path, "gemini-cli-jsonl"))
 
 
 def write(tmp_path: Path, objs: list[Obj], name: str = "session-x.jsonl") -> Path:

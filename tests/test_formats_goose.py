@@ -19,6 +19,7 @@ from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, 
 from sessionctx.writeback import plan_repair
 from sessionctx.writeback.plan import RepairError
 from tests.conftest import FIXTURES
+from tests.format_counts import context_counts, read_context
 from tests.sdk_types import sdk_check
 
 JSONL = FIXTURES / "goose" / "session.jsonl"
@@ -62,16 +63,7 @@ def counts(msgs: list[Obj]) -> dict[str, int]:
 
 
 def read_counts(path: Path) -> dict[str, int]:
-    result = read_input(str(path))
-    assert result.format == "goose" and result.problems == []
-    ctx = build_context(result.records)
-    msgs = ctx.messages
-    return {"calls": sum(b["type"] == "toolCall" for m in msgs if m["role"] == "assistant"
-                         for b in m["content"]) + len(ctx.pending_calls),
-            "results": sum(m["role"] == "toolResult" for m in msgs),
-            "pending": len(ctx.pending_calls),
-            "texts": sum(b["type"] == "text" for m in msgs if m["role"] != "toolResult"
-                         for b in m["content"])}
+    return context_counts(read_context(path, "goose"))
 
 
 def store(tmp_path: Path, msgs: list[Obj]) -> Path:
