@@ -214,7 +214,7 @@ def test_three_columns_the_dangling_call_and_the_pending_list(
     out = _report(fixtures / CLAUDE, tmp_path / "report.html")
     w = open_page(chromium, out.as_uri())
     page = w.page
-    row = page.locator("article.row", has=page.locator("h3", has_text="line 13"))
+    row = page.locator("article.row", has=page.locator("h3", has_text="lines 13–14"))
     assert row.count() == 1
     for label in ("Stored record", "What a person sees", "What reaches the model"):
         assert row.locator(f"section[aria-label^='{label}']").count() == 1
@@ -265,7 +265,7 @@ def test_search_and_filters_change_what_is_shown(
     assert all("toolResult" in t for t in page.locator("#list article.row h3").all_inner_texts())
     page.click("#clear")
     page.check("#kinds input[value='dropped_unpaired_call']")
-    assert rows.count() == 1 and "line 13" in rows.first.inner_text()
+    assert rows.count() == 1 and "lines 13–14" in rows.first.inner_text()
     assert page.locator("#change-list li").count() == 1
 
 
@@ -336,7 +336,7 @@ def test_report_command_writes_an_owner_only_page_with_the_provider_turns(
     page = open_page(chromium, out.as_uri()).page
     assert page.locator("#summary").inner_text().startswith("claude-code session")
     assert page.locator("#colheads span").count() == 4
-    row = page.locator("article.row", has=page.locator("h3", has_text="line 13"))
+    row = page.locator("article.row", has=page.locator("h3", has_text="lines 13–14"))
     turn = row.locator("section.provider").inner_text()
     assert "openai-responses turn" in turn and "Perfect! You want" in turn
     assert DANGLING not in turn  # the dropped call never reaches the body

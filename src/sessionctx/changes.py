@@ -87,6 +87,15 @@ class Source(msgspec.Struct, frozen=True, gc=False):
             out["part"] = self.part
         return out
 
+    def span_label(self) -> str:
+        """The label of a whole record: one an importer gathered from several lines names its
+        first and last (`lines 13–14`), so the line a change or a pending call in one of its
+        pieces names (`line 14`, as check and repair name it) is inside the span."""
+        lines = self.block_lines
+        if self.line is not None and self.part is None and lines and max(lines) > self.line:
+            return f"lines {self.line}–{max(lines)}"
+        return self.label()
+
     def label(self) -> str:
         if self.seq is not None:
             where = f"seq {self.seq}"

@@ -133,7 +133,7 @@ def _record_rows(record: Record, fate: str, concerns: list[Change],
         what = _what(record)
     else:
         what = summarize_message(record.view, 50)
-    rows = [f"{_label(record.source):<14} {record.kind:<18} {displayed:<8} {fate}  {what}"]
+    rows = [f"{record.source.span_label():<14} {record.kind:<18} {displayed:<8} {fate}  {what}"]
     rows.extend(f"{'':<14} {'':<18} {'':<8} ^ {c.kind}: {c.reason}" for c in concerns)
     return rows
 
@@ -170,14 +170,6 @@ def _what(record: Record) -> str:
         if isinstance(value, str) and value:
             return value
     return record.kind
-
-
-def _label(src: Source) -> str:
-    """A record's label; one gathered from several lines names the first and the last."""
-    lines = src.block_lines
-    if src.line is not None and lines and max(lines) > src.line:
-        return f"lines {src.line}–{max(lines)}"
-    return src.label()
 
 
 def _span(first: Source, last: Source) -> str:

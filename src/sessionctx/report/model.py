@@ -97,7 +97,7 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
                 # the common row: a message that reaches the model as it was stored
                 role = view.get("role")
                 stored, view_ref = stored_of(data, view)
-                rows.append({"s": src.label(), "k": MESSAGE,
+                rows.append({"s": src.span_label(), "k": MESSAGE,
                              "r": role if isinstance(role, str) else None, "sh": 1,
                              "st": stored, "vw": view_ref, "cs": mine,
                              "cx": [{"j": targets[0], "m": SAME}]})
@@ -153,7 +153,7 @@ def _row(record: Record, ctx: Context, targets: list[int], mine: list[int],
     stored, view_ref = stored_of(record.data, view)
     role = view.get("role")
     row: dict[str, Any] = {
-        "s": record.source.label(), "k": record.kind,
+        "s": record.source.span_label(), "k": record.kind,
         "r": role if isinstance(role, str) else None, "sh": int(is_displayed(record)),
         "st": stored, "vw": view_ref, "cs": mine,
         "cx": [_context_entry(record, ctx, j, changes, mine, j in added) for j in targets]}
