@@ -13,6 +13,7 @@ from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import Source
+from sessionctx.compaction.tokens import total
 from sessionctx.records import (
     DEFAULT_MAX_LINE_BYTES,
     INVALID,
@@ -39,15 +40,26 @@ def context_record(raw: Any, source: Source, fmt: str, note: str) -> Record:
 
 
 def checkpoint_record(*, fmt: str, at: str, summary: str, messages: list[Obj],
-                      tokens_before: int, tokens_after: int, source: Source, raw: Any,
-                      base_seq: int = 0, first_kept: int = 0) -> Record:
-    """A full checkpoint equivalent to a source tool's compaction."""
+                      tokens_before: int, source: Source, raw: Any,
+                      tokens_after: int | None = None, base_seq: int = 0, first_kept: int = 0
+                      ) -> Record:
+    """A full checkpoint equivalent to a source tool's compaction. `tokens_before` is 0 where
+    the source did not record it (a figure 0 is shown as unknown); the tokens after, where the
+    source did not record them, are what its messages give, estimated as a checkpoint sessionctx
+    writes records them, never a made-up 0."""
+    if not tokens_after:
+        tokens_after = checkpoint_tokens(messages)
     return make_record({
         "type": "compaction", "at": at, "baseSeq": base_seq, "plannerVersion": 0,
         "summaryModelRef": fmt, "qualityAudit": "imported", "summary": summary,
         "messages": messages, "firstKeptIndex": first_kept,
         "tokensBefore": tokens_before, "tokensAfter": tokens_after,
         "importedFrom": fmt, "raw": raw}, source)
+
+
+def checkpoint_tokens(messages: list[Obj]) -> int:
+    """The estimated tokens a checkpoint's messages give the model."""
+    return total(messages)
 
 
 def is_in(value: Any, names: Collection[str]) -> bool:

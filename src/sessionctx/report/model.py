@@ -282,10 +282,13 @@ def header(records: Sequence[Record], ctx: Context, page: Page, *, label: str,
     from sessionctx.compaction.tokens import estimate_message
 
     tokens: dict[int, int] = {}
-    for r in records:
+    for r in records:  # what the records hold: messages, and the messages a checkpoint gives
         if r.kind == MESSAGE:
             view = message_view(r.data)
             tokens[id(view)] = estimate_message(view)
+        elif r.kind == CHECKPOINT and r.problem is None:
+            for m in r.view["messages"]:
+                tokens[id(m)] = estimate_message(m)
     before = sum(tokens.values())
     after = 0
     for m in ctx.messages:  # most are the stored messages themselves, counted above

@@ -304,9 +304,10 @@ var sessionctxReport = (function () {
   function checkpointFigures(cp) {
     var out = "";
     if (cp.messages) out += " · holds " + plural(cp.messages, "message", "messages");
-    if (typeof cp.before === "number" && cp.before > 0) {
-      out += " · tokens " + cp.before + (typeof cp.after === "number" && cp.after > 0 ? " → " + cp.after : " before");
-    }
+    var before = typeof cp.before === "number" && cp.before > 0,
+      after = typeof cp.after === "number" && cp.after > 0;
+    if (before) out += " · tokens " + cp.before + (after ? " → " + cp.after : " before");
+    else if (after) out += " · gives " + cp.after + " tokens";
     return out;
   }
   function displayCol(row) {
@@ -627,8 +628,8 @@ var sessionctxReport = (function () {
     m.compactions.forEach(function (c) {
       var li = el("li");
       li.appendChild(link(c.s + (c.at ? " · " + c.at : ""), c.row));
-      li.appendChild(document.createTextNode(" · " + (c.applied ? "applied" : "ignored") + " · " +
-        c.messages + " message(s), tokens " + c.before + " → " + c.after + " · " + c.first));
+      li.appendChild(document.createTextNode(" · " + (c.applied ? "applied" : "ignored") +
+        checkpointFigures(c) + " · " + c.first));
       tl.appendChild(li);
     });
     (m.roles || []).forEach(function (r) { var o = el("option", null, r); o.value = r; $("role").appendChild(o); });

@@ -216,7 +216,7 @@ def read(raw: bytes, path: str | None, document: Any = None,
             pending.append((bline, checkpoint_record(
                 fmt=FORMAT, at=str(bentry.get("timestamp", "")), summary=summary,
                 messages=messages, tokens_before=as_int(meta.get("preTokens")),
-                tokens_after=as_int(meta.get("postTokens")),
+                tokens_after=as_int(meta.get("postTokens")) or None,
                 source=Source(line=bline, path=path), raw=[bentry, entry])))
             continue
         pending.extend((lineno, r) for r in records)

@@ -106,5 +106,5 @@ def _checkpoint(entry: Obj, payload: Obj, src: Source, model: str, path: str | N
     else:
         messages = [{"role": "user", "content": [text_block(SUMMARY_PREFIX + summary)]}]
     return checkpoint_record(fmt=FORMAT, at=str(entry.get("timestamp", "")), summary=summary,
-                             messages=messages, tokens_before=0, tokens_after=0, source=src,
+                             messages=messages, tokens_before=0, source=src,
                              raw=entry)

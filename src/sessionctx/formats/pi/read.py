@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from sessionctx.changes import Source
-from sessionctx.formats.common import Obj, as_int, text_block
+from sessionctx.formats.common import Obj, as_int, checkpoint_tokens, text_block
 from sessionctx.records import (
     CHECKPOINT,
     INVALID,
@@ -134,7 +134,8 @@ def _checkpoint(record: Record, kept_entries: list[Record]) -> Record:
         "type": "compaction", "at": str(data.get("timestamp", "")), "baseSeq": 0,
         "plannerVersion": 0, "summaryModelRef": FORMAT, "qualityAudit": "imported",
         "summary": summary, "messages": messages, "firstKeptIndex": 1,
-        "tokensBefore": as_int(data.get("tokensBefore")), "tokensAfter": 0,
+        "tokensBefore": as_int(data.get("tokensBefore")),
+        "tokensAfter": checkpoint_tokens(messages),
         **_tree_fields(data), "importedFrom": FORMAT, "raw": data},
         msgspec.structs.replace(record.source, message_lines=(
             record.source.line, *(line for _, line in pairs))))
