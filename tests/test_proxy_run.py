@@ -47,7 +47,7 @@ def test_run_points_an_sdk_program_at_the_proxy_and_keeps_its_exit_code(tmp_path
     assert done.returncode == 7, done.stderr
     text, base = done.stdout.rsplit(maxsplit=1)
     assert text == "done é" and base.startswith("http://127.0.0.1:") and base != up.url
-    assert "1 repaired" in done.stderr and "1 pending calls removed" in done.stderr
+    assert "1 repaired" in done.stderr and "1 pending call removed" in done.stderr
     assert "t1" not in up.raw[-1].decode()
 
 

@@ -28,6 +28,7 @@ from sessionctx.providers.wire import ANTHROPIC, OPENAI_RESPONSES, RepairedReque
 from sessionctx.proxy import reactive
 from sessionctx.proxy.audit import Audit
 from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id
+from sessionctx.render import counted
 
 MAX_BODY = 256 * 1024 * 1024  # the provider says what is too large, not the proxy
 OFF_LOOP = 256 * 1024  # a body larger than this is checked off the event loop
@@ -49,11 +50,13 @@ class Totals:
     errors: int = 0
 
     def line(self) -> str:
+        requests = counted(self.requests, "request")
         if not self.repaired and not self.retried:
-            return f"sessionctx: {self.requests} requests, none needed a repair"
-        return (f"sessionctx: {self.requests} requests, {self.repaired} repaired "
-                f"({self.retried} after a refusal), {self.changes} changes, "
-                f"{self.pending} pending calls removed (sessionctx proxy log shows them)")
+            return f"sessionctx: {requests}, none needed a repair"
+        return (f"sessionctx: {requests}, {self.repaired} repaired "
+                f"({self.retried} after a refusal), {counted(self.changes, 'change')}, "
+                f"{counted(self.pending, 'pending call')} removed "
+                "(sessionctx proxy log shows them)")
 
 
 @dataclass(slots=True)
