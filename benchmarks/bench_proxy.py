@@ -1,6 +1,6 @@
 """The latency `sessionctx proxy` adds beside LiteLLM's proxy, on the same stub and bodies.
 
-Three processes besides this one: a stub upstream (tests/proxy_stub.py, strict), sessionctx's
+Three processes besides this one: a stub upstream (tests/strict_stub.py), sessionctx's
 proxy and LiteLLM's proxy (`litellm[proxy]`, one worker, no database, its native
 `/v1/messages` route, configured for the same stub). For each body size (10 KB, 1 MB, 10 MB of
 a valid Anthropic request), streaming and not, the three paths take turns: direct, sessionctx,
@@ -35,17 +35,7 @@ ENV = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
        "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
        # a loopback-only benchmark: no key to guard
        "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"}
-STUB = textwrap.dedent("""
-    import asyncio, sys
-    from aiohttp import web
-    from tests.proxy_stub import Upstream, _app
-    async def main():
-        runner = web.AppRunner(_app(Upstream()), access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", int(sys.argv[1])).start()
-        await asyncio.Event().wait()
-    asyncio.run(main())
-""")
+STUB = ROOT / "tests" / "strict_stub.py"
 
 
 def _port() -> int:
@@ -167,7 +157,8 @@ def main() -> None:
             general_settings: {{}}
         """))
         procs = [
-            subprocess.Popen([sys.executable, "-c", STUB, str(stub)], env=ENV),
+            subprocess.Popen([sys.executable, str(STUB), "--port", str(stub)], env=ENV,
+                             stdout=subprocess.DEVNULL),
             subprocess.Popen([sys.executable, "-m", "sessionctx.cli", "proxy", "--port",
                               str(ours), "--upstream", f"anthropic={direct}", "--store",
                               f"sqlite:///{tmp}/audit.db"], env=ENV,

@@ -16,12 +16,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: tests/
 
 from tests.proxy_fidelity import PATHS, check_one
-from tests.proxy_stub import running_proxy, upstream
+from tests.proxy_thread import running_proxy
+from tests.strict_stub import serve
 
 
 def main() -> int:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    with upstream() as up, running_proxy(up.url) as proxy:
+    with serve() as up, running_proxy(up.url) as proxy:
         host, port = proxy.url.removeprefix("http://").split(":")
         for api in PATHS:
             conn = http.client.HTTPConnection(host, int(port), timeout=60)
@@ -36,8 +37,8 @@ def main() -> int:
                 conn.close()
             print(f"{api}: {count} valid requests and their answers byte-identical "
                   f"({time.perf_counter() - start:.1f} s)")
-        if proxy.totals.repaired or up.refused:
-            print(f"repaired {proxy.totals.repaired}, refused {len(up.refused)}: expected none")
+        if proxy.totals.repaired or up.refused():
+            print(f"repaired {proxy.totals.repaired}, refused {len(up.refused())}: expected none")
             return 1
     return 0
 

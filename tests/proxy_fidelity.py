@@ -10,7 +10,7 @@ import json
 import random
 from typing import Any
 
-from tests.proxy_stub import Upstream
+from tests.strict_stub import StrictStub
 
 PATHS = {"anthropic": "/v1/messages?beta=true", "openai-chat": "/v1/chat/completions",
          "openai-responses": "/v1/responses",
@@ -111,7 +111,7 @@ def request(api: str, stream: bool) -> tuple[str, dict[str, str]]:
     return path, {"content-type": "application/json", "x-api-key": "k"}
 
 
-def check_one(proxy_url: str, up: Upstream, api: str, seed: int,
+def check_one(proxy_url: str, up: StrictStub, api: str, seed: int,
               conn: http.client.HTTPConnection) -> None:
     """Sends the request of `seed` through the proxy: the same bytes upstream, and back."""
     rng = random.Random(f"{api}-{seed}")
@@ -119,11 +119,11 @@ def check_one(proxy_url: str, up: Upstream, api: str, seed: int,
     raw = spelt(body, rng)
     stream = body.get("stream") is True or (api == "gemini" and rng.random() < 0.5)
     path, headers = request(api, stream)
-    before = len(up.raw)
+    before = len(up.requests)
     conn.request("POST", path, body=raw, headers=headers)
     response = conn.getresponse()
     got = response.read()
     assert response.status == 200, (api, seed, got[:300])
-    assert len(up.raw) == before + 1 and up.raw[-1] == raw, (api, seed)
+    assert len(up.requests) == before + 1 and up.raw() == raw, (api, seed)
     assert got == up.answers[-1], (api, seed)
     assert "x-sessionctx-changes" not in {k.lower() for k, _ in response.getheaders()}

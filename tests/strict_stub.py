@@ -15,32 +15,48 @@ Replies come from a script, one entry a request (then plain text "answer N"); an
   {"text": "…"}                                   a text answer
   {"calls": [{"name": "Bash", "input": {…}, "id": "…"?}], "text": "…"?}   tool calls
   {"status": 500, "body": {…}}                    a raw error
-and is rendered in the protocol of the request.
+  {"status": 400, "message": "…"}                 the API's error body with that message
+and is rendered in the protocol of the request. Any entry may also carry a fault:
+  "delay": 1.5   the answer waits that long (a slow upstream; a client that leaves meanwhile is
+                 counted in `stub.gone`);
+  "cut": true    the connection is reset halfway through the answer.
 
-In process: `with serve(script) as stub:` → `stub.url`, `stub.requests`, `stub.refused()`.
-As a program (run inside a network namespace by tests/agent_clis.py):
-  python strict_stub.py --port 8765 --log requests.jsonl [--script script.json]
+In process: `with serve(script) as stub:` → `stub.url`, `stub.requests`, `stub.refused()`,
+`stub.raw(i)` (a request's exact bytes), `stub.answers` (the bytes of each answer).
+As a program (run inside a network namespace by tests/agent_clis.py, and by
+benchmarks/bench_proxy.py as the upstream):
+  python strict_stub.py --port 8765 [--log requests.jsonl] [--script script.json]
 appends each request as one JSON line to the log, and prints "ready" once listening.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import json
 import re
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from aiohttp import web
 
 if __package__ in (None, ""):  # run as a program: make `tests` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.strict_replies import (
+    Entry,
+    Reply,
+    anthropic_reply,
+    chat_reply,
+    gemini_reply,
+    json_reply,
+    responses_reply,
+)
 from tests.stub_servers import (
     anthropic_problem,
     chat_problem,
@@ -49,7 +65,6 @@ from tests.stub_servers import (
 )
 
 Body = dict[str, Any]
-Entry = dict[str, Any]
 
 
 def _kind(path: str) -> str | None:
@@ -87,200 +102,89 @@ def error_body(kind: str, message: str, status: int = 400) -> Body:
                       "code": None}}
 
 
-# -- replies, one renderer per protocol: (status, content type, bytes) -------------------------
+# -- the stub's state and its answers --------------------------------------------------------
 
-Reply = tuple[int, str, bytes]
+@dataclass
+class Answer:
+    """A reply and how it is sent: after `delay` seconds (a slow upstream), and with `cut` the
+    connection is reset halfway through it (an upstream gone mid-stream)."""
 
+    status: int
+    content_type: str
+    data: bytes
+    delay: float = 0.0
+    cut: bool = False
 
-def _sse(events: list[tuple[str | None, Body | str]]) -> bytes:
-    out = []
-    for name, data in events:
-        text = data if isinstance(data, str) else json.dumps(data)
-        out.append((f"event: {name}\n" if name else "") + f"data: {text}\n\n")
-    return "".join(out).encode()
-
-
-def _json(status: int, value: Any) -> Reply:
-    return status, "application/json", json.dumps(value).encode()
-
-
-def _calls(entry: Entry, n: int) -> list[Entry]:
-    return [{"id": c.get("id") or f"call_{n}_{k}", "name": c["name"], "input": c.get("input", {})}
-            for k, c in enumerate(entry.get("calls") or [])]
-
-
-def anthropic_reply(entry: Entry, body: Body, n: int) -> Reply:
-    blocks: list[Body] = []
-    if entry.get("text") or not entry.get("calls"):
-        blocks.append({"type": "text", "text": entry.get("text") or f"answer {n}"})
-    for c in _calls(entry, n):
-        cid = c["id"] if c["id"].startswith("toolu_") else f"toolu_{c['id']}"
-        blocks.append({"type": "tool_use", "id": cid, "name": c["name"], "input": c["input"]})
-    stop = "tool_use" if entry.get("calls") else "end_turn"
-    usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0,
-             "cache_read_input_tokens": 0}
-    message = {"id": f"msg_stub{n}", "type": "message", "role": "assistant",
-               "model": body.get("model", "claude-stub"), "content": blocks,
-               "stop_reason": stop, "stop_sequence": None, "usage": usage}
-    if not body.get("stream"):
-        return _json(200, message)
-    events: list[tuple[str | None, Body | str]] = [
-        ("message_start", {"type": "message_start",
-                           "message": {**message, "content": [], "stop_reason": None}})]
-    for i, block in enumerate(blocks):
-        start: Body
-        delta: Body
-        if block["type"] == "text":
-            start, delta = {"type": "text", "text": ""}, {"type": "text_delta",
-                                                          "text": block["text"]}
-        else:
-            start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events += [("content_block_start", {"type": "content_block_start", "index": i,
-                                            "content_block": start}),
-                   ("content_block_delta", {"type": "content_block_delta", "index": i,
-                                            "delta": delta}),
-                   ("content_block_stop", {"type": "content_block_stop", "index": i})]
-    events += [("message_delta", {"type": "message_delta",
-                                  "delta": {"stop_reason": stop, "stop_sequence": None},
-                                  "usage": {"output_tokens": 5}}),
-               ("message_stop", {"type": "message_stop"})]
-    return 200, "text/event-stream", _sse(events)
-
-
-def responses_reply(entry: Entry, body: Body, n: int) -> Reply:
-    output: list[Body] = []
-    if entry.get("text") or not entry.get("calls"):
-        output.append({"type": "message", "id": f"msg_stub{n}", "role": "assistant",
-                       "status": "completed",
-                       "content": [{"type": "output_text", "annotations": [],
-                                    "text": entry.get("text") or f"answer {n}"}]})
-    for c in _calls(entry, n):
-        output.append({"type": "function_call", "id": f"fc_stub{n}_{len(output)}",
-                       "call_id": c["id"], "name": c["name"], "status": "completed",
-                       "arguments": json.dumps(c["input"])})
-    response = {"id": f"resp_stub{n}", "object": "response", "created_at": int(time.time()),
-                "model": body.get("model", "gpt-stub"), "status": "completed",
-                "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
-                "tools": [], "error": None, "incomplete_details": None,
-                "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-                          "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens_details": {"reasoning_tokens": 0}}}
-    if not body.get("stream"):
-        return _json(200, response)
-    events: list[tuple[str | None, Body | str]] = [
-        ("response.created", {"type": "response.created",
-                              "response": {**response, "status": "in_progress", "output": []}})]
-    for i, item in enumerate(output):
-        events.append(("response.output_item.added", {"type": "response.output_item.added",
-                                                      "output_index": i, "item": item}))
-        if item["type"] == "message":
-            events.append(("response.output_text.delta", {
-                "type": "response.output_text.delta", "output_index": i, "content_index": 0,
-                "item_id": item["id"], "delta": item["content"][0]["text"]}))
-        events.append(("response.output_item.done", {"type": "response.output_item.done",
-                                                     "output_index": i, "item": item}))
-    events.append(("response.completed", {"type": "response.completed", "response": response}))
-    return 200, "text/event-stream", _sse(events)
-
-
-def chat_reply(entry: Entry, body: Body, n: int) -> Reply:
-    message: Body = {"role": "assistant", "content": entry.get("text") or (
-        None if entry.get("calls") else f"answer {n}")}
-    calls = [{"id": c["id"], "type": "function",
-              "function": {"name": c["name"], "arguments": json.dumps(c["input"])}}
-             for c in _calls(entry, n)]
-    if calls:
-        message["tool_calls"] = calls
-    finish = "tool_calls" if calls else "stop"
-    base = {"id": f"chatcmpl-stub{n}", "created": int(time.time()),
-            "model": body.get("model", "gpt-stub")}
-    if not body.get("stream"):
-        return _json(200, {**base, "object": "chat.completion",
-                           "choices": [{"index": 0, "message": message,
-                                        "finish_reason": finish}],
-                           "usage": {"prompt_tokens": 10, "completion_tokens": 5,
-                                     "total_tokens": 15}})
-    chunk = {**base, "object": "chat.completion.chunk"}
-    delta: Body = {"role": "assistant", "content": message["content"]}
-    if calls:
-        delta["tool_calls"] = [{"index": k, **c} for k, c in enumerate(calls)]
-    events: list[tuple[str | None, Body | str]] = [
-        (None, {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}),
-        (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
-        (None, "[DONE]")]
-    return 200, "text/event-stream", _sse(events)
-
-
-def gemini_reply(entry: Entry, body: Body, n: int, stream: bool, sse: bool) -> Reply:
-    parts: list[Body] = []
-    if entry.get("text") or not entry.get("calls"):
-        parts.append({"text": entry.get("text") or f"answer {n}"})
-    parts += [{"functionCall": {"id": c["id"], "name": c["name"], "args": c["input"]}}
-              for c in _calls(entry, n)]
-    answer = {"candidates": [{"content": {"role": "model", "parts": parts},
-                              "finishReason": "STOP", "index": 0}],
-              "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
-                                "totalTokenCount": 15}}
-    if not stream:
-        return _json(200, answer)
-    if sse:
-        return 200, "text/event-stream", _sse([(None, answer)])
-    return _json(200, [answer])
-
-
-# -- the server -------------------------------------------------------------------------------
 
 @dataclass
 class StrictStub:
-    """The stub's state: its script, and every request it got."""
+    """The stub's state: its script, and every request it got (kept in memory when `keep`,
+    appended to `log` when given), the bytes of each answer, and how many clients left while
+    a delayed answer was waited for (`gone`)."""
 
     script: list[Entry] = field(default_factory=list)
     requests: list[Body] = field(default_factory=list)
+    answers: list[bytes] = field(default_factory=list)
     log: Path | None = None
+    keep: bool = True
     url: str = ""
+    gone: int = 0
+    _count: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def refused(self) -> list[Body]:
         return [r for r in self.requests if r.get("problem")]
 
-    def answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+    def raw(self, index: int = -1) -> bytes:
+        """The exact bytes of a request's body."""
+        record = self.requests[index]
+        if record["raw"] is not None:
+            return str(record["raw"]).encode("utf-8")
+        return base64.b64decode(record["raw_base64"])
+
+    def answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Answer:
         kind = _kind(path) if method == "POST" else None
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
             body = None
         with self._lock:
-            n = sum(1 for r in self.requests if r.get("kind") not in (None, "count_tokens")) + 1
+            entry: Entry = {}
             problem = None
             if kind is None:
-                reply = _json(404, {"error": {"message": f"no route {method} {path}"}})
+                reply = json_reply(404, {"error": {"message": f"no route {method} {path}"}})
             elif not isinstance(body, dict):
                 problem = "the request body is not a JSON object"
-                reply = _json(400, error_body(kind, problem))
+                reply = json_reply(400, error_body(kind, problem))
             else:
                 problem = _CHECKS[kind](body)
                 if problem is not None:
-                    reply = _json(400, error_body(kind, problem))
+                    reply = json_reply(400, error_body(kind, problem))
                 elif kind == "count_tokens":
-                    reply = _json(200, {"input_tokens": len(raw) // 4})
+                    reply = json_reply(200, {"input_tokens": len(raw) // 4})
                 else:
-                    reply = self._reply(kind, path, body, n)
-            record = {"method": method, "path": path, "kind": kind, "headers": headers,
-                      "raw": raw.decode("utf-8", "replace") if _utf8(raw) else None,
-                      "raw_base64": None if _utf8(raw) else base64.b64encode(raw).decode(),
-                      "body": body, "status": reply[0], "problem": problem}
-            self.requests.append(record)
-            if self.log is not None:
-                with open(self.log, "a", encoding="utf-8") as out:
-                    out.write(json.dumps(record) + "\n")
-        return reply
+                    self._count += 1
+                    entry = self.script.pop(0) if self.script else {}
+                    reply = self._reply(entry, kind, path, body, self._count)
+            if self.keep or self.log is not None:
+                self._record({"method": method, "path": path, "kind": kind,
+                              "headers": headers, "body": body, "status": reply[0],
+                              "problem": problem, **_raw(raw)}, reply[2])
+        return Answer(*reply, delay=float(entry.get("delay") or 0), cut=bool(entry.get("cut")))
 
-    def _reply(self, kind: str, path: str, body: Body, n: int) -> Reply:
-        entry = self.script.pop(0) if self.script else {}
+    def _record(self, record: Body, answer: bytes) -> None:
+        if self.keep:
+            self.requests.append(record)
+            self.answers.append(answer)
+        if self.log is not None:
+            with open(self.log, "a", encoding="utf-8") as out:
+                out.write(json.dumps(record) + "\n")
+
+    def _reply(self, entry: Entry, kind: str, path: str, body: Body, n: int) -> Reply:
         if "status" in entry:
-            return _json(int(entry["status"]), entry.get("body") or error_body(
-                kind, "scripted error", int(entry["status"])))
+            status = int(entry["status"])
+            return json_reply(status, entry.get("body") or error_body(
+                kind, entry.get("message") or "scripted error", status))
         if kind == "anthropic":
             return anthropic_reply(entry, body, n)
         if kind == "responses":
@@ -291,37 +195,89 @@ class StrictStub:
                             sse=bool(re.search(r"[?&]alt=sse", path)))
 
 
-def _utf8(raw: bytes) -> bool:
+def _raw(raw: bytes) -> Body:
+    """A request's bytes as a record keeps them: text when they are UTF-8, else base64."""
     try:
-        raw.decode("utf-8")
+        return {"raw": raw.decode("utf-8"), "raw_base64": None}
     except UnicodeDecodeError:
-        return False
-    return True
+        return {"raw": None, "raw_base64": base64.b64encode(raw).decode()}
 
 
-def _server(stub: StrictStub, port: int) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+# -- the server (aiohttp: fast enough to stand for a provider in benchmarks/bench_proxy.py) ----
 
-        def _answer(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            status, kind, data = stub.answer(self.command, self.path, headers, raw)
-            self.send_response(status)
-            self.send_header("content-type", kind)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+def app(stub: StrictStub) -> web.Application:
+    """The stub as an aiohttp application: every method and path goes to `stub.answer`; an
+    event stream is sent in two pieces, as a provider streams it."""
 
-        do_POST = do_GET = _answer
+    async def handle(request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        answer = stub.answer(request.method, request.raw_path, headers, raw)
+        if answer.delay:
+            await asyncio.sleep(answer.delay)
+            if request.transport is None or request.transport.is_closing():
+                stub.gone += 1
+        head = {"content-type": answer.content_type}
+        if answer.content_type != "text/event-stream" and not answer.cut:
+            return web.Response(status=answer.status, body=answer.data, headers=head)
+        response = web.StreamResponse(status=answer.status, headers=head)
+        await response.prepare(request)
+        half = len(answer.data) // 2
+        await response.write(answer.data[:half])
+        await asyncio.sleep(0.01 if not answer.cut else 0.05)
+        if answer.cut:
+            if request.transport is not None:
+                request.transport.abort()
+            return response
+        await response.write(answer.data[half:])
+        await response.write_eof()
+        return response
 
-        def log_message(self, *args: Any) -> None:
-            pass
+    application = web.Application(client_max_size=512 * 1024 * 1024)
+    application.router.add_route("*", "/{tail:.*}", handle)
+    return application
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    server.daemon_threads = True
-    return server
+
+async def start(stub: StrictStub, port: int = 0) -> Callable[[], Awaitable[None]]:
+    """Serves `stub` on 127.0.0.1:`port` (0: a free one), sets `stub.url`; returns its stop."""
+    runner = web.AppRunner(app(stub), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    server = site._server
+    assert isinstance(server, asyncio.base_events.Server)
+    stub.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    return runner.cleanup
+
+
+T = TypeVar("T")
+
+
+@contextmanager
+def in_thread(begin: Callable[[], Awaitable[tuple[T, Callable[[], Awaitable[None]]]]]
+              ) -> Iterator[T]:
+    """Runs `begin` on an event loop of its own in a daemon thread; yields what it returned,
+    and afterwards runs the stop it returned and closes the loop."""
+    loop = asyncio.new_event_loop()
+    result: list[Any] = []
+    ready = threading.Event()
+
+    def main() -> None:
+        asyncio.set_event_loop(loop)
+        result.extend(loop.run_until_complete(begin()))
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(result[1]())
+        loop.close()
+
+    thread = threading.Thread(target=main, daemon=True)
+    thread.start()
+    assert ready.wait(30), "the server did not start"
+    try:
+        yield result[0]
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
 
 
 @contextmanager
@@ -329,29 +285,30 @@ def serve(script: list[Entry] | None = None, log: Path | None = None,
           port: int = 0) -> Iterator[StrictStub]:
     """A running stub on 127.0.0.1; its base URL (no /v1) is `stub.url`."""
     stub = StrictStub(script=list(script or []), log=log)
-    server = _server(stub, port)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    stub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield stub
-    finally:
-        server.shutdown()
-        server.server_close()
+
+    async def begin() -> tuple[StrictStub, Callable[[], Awaitable[None]]]:
+        return stub, await start(stub, port)
+
+    with in_thread(begin) as running:
+        yield running
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--log", type=Path, help="append each request here as a JSON line")
     parser.add_argument("--script", type=Path)
     args = parser.parse_args(argv)
     script = json.loads(args.script.read_text()) if args.script else []
-    stub = StrictStub(script=script, log=args.log)
-    server = _server(stub, args.port)
-    print("ready", flush=True)
+    stub = StrictStub(script=script, log=args.log, keep=False)
+
+    async def run() -> None:
+        await start(stub, args.port)
+        print("ready", flush=True)
+        await asyncio.Event().wait()
+
     with suppress(KeyboardInterrupt):
-        server.serve_forever()
+        asyncio.run(run())
     return 0
 
 

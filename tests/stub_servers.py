@@ -50,8 +50,8 @@ class Stub:
 
 def responses_problem(body: Body) -> str | None:
     items = body.get("input")
-    if isinstance(items, str):
-        return None
+    if isinstance(items, str) or body.get("previous_response_id"):
+        return None  # text alone, or a history that continues one stored upstream, unseen here
     items = items or []
     calls: dict[str, int] = {}
     answered: set[str] = set()

@@ -1,7 +1,12 @@
 """Keep a session alive: the real Claude Code and Codex CLIs under `sessionctx run`, offline,
 against the strict stub (tests/agent_clis.py: pinned npm packages, a loopback-only network
 namespace). A session the API refuses fails without the proxy and goes on through it; the stub
-never receives an invented result."""
+never receives an invented result; a session with nothing to repair is not touched.
+
+Codex patches an unanswered call (an "aborted" output) and an orphan output itself, so those
+never reach the API broken; what it sends as stored, and the API refuses, is a reasoning item
+with no item of its own turn after it (Codex killed between the two) and an output written
+before its call."""
 
 from __future__ import annotations
 
@@ -11,8 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_clis import Agents, require
+from tests.agent_clis import Agents, Run, require
 from tests.test_agent_clis import SESSION, transcript_text_before_result
+from tests.test_agent_clis_repair import (
+    THREAD,
+    assistant_msg,
+    call,
+    codex_head,
+    numbered,
+    output,
+    reasoning,
+    user_msg,
+)
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -59,4 +74,35 @@ def test_codex_goes_through_sessionctx_run(agents: Agents) -> None:
     assert run.requests and not run.refused()
     assert all(r["path"] == "/v1/responses" for r in run.requests)
     summary = run.stderr.splitlines()[-1]
-    assert summary.startswith(f"sessionctx: {len(run.requests)} requests")
+    assert summary == f"sessionctx: {len(run.requests)} requests, none needed a repair"
+
+
+CODEX_REFUSED = {
+    "reasoning left without its item": lambda: [
+        *codex_head(), user_msg("list the files"), reasoning("rs_1"), user_msg("never mind"),
+        assistant_msg("ok")],
+    "output before its call": lambda: [
+        *codex_head(), user_msg("list the files"), output("call_a"), call("call_a"),
+        assistant_msg("a.txt is there")],
+}
+
+
+def _outputs(run: Run) -> list[object]:
+    return [i.get("output") for r in run.requests for i in (r["body"] or {}).get("input", [])
+            if isinstance(i, dict) and i.get("type") == "function_call_output"]
+
+
+@pytest.mark.parametrize("shape", list(CODEX_REFUSED))
+def test_codex_resumes_a_refused_rollout_through_sessionctx_run(agents: Agents,
+                                                                 shape: str) -> None:
+    agents.place_codex(numbered(CODEX_REFUSED[shape]()), THREAD)
+    direct = agents.resume_codex(THREAD)
+    assert direct.returncode != 0 and [r["status"] for r in direct.requests] == [400]
+
+    codex = str(agents.modules / ".bin" / "codex")
+    run = agents.run(_through_run(agents, codex, "exec", "--skip-git-repo-check", "resume",
+                                  THREAD, "continue"))
+    assert run.returncode == 0, run.stderr
+    assert run.requests and not run.refused()
+    assert "1 repaired" in run.stderr.splitlines()[-1]
+    assert set(_outputs(run)) <= {"a.txt"}  # only the output the rollout holds, if any

@@ -20,16 +20,18 @@ from click.testing import CliRunner
 
 from sessionctx.cli import main
 from sessionctx.proxy.server import STATE_NOTE, WEBSOCKET_LINE
-from tests.proxy_stub import RunningProxy, Upstream, running_proxy, upstream
+from tests.proxy_thread import RunningProxy, running_proxy
+from tests.strict_stub import StrictStub, serve
 
 VALID = {"model": "claude-sonnet-4-5", "max_tokens": 8,
          "messages": [{"role": "user", "content": "hi é"}]}
+DONE = {"text": "done é"}
 
 
 @pytest.fixture
-def wire(tmp_path: Path) -> Iterator[tuple[Upstream, RunningProxy, str]]:
+def wire(tmp_path: Path) -> Iterator[tuple[StrictStub, RunningProxy, str]]:
     store = f"sqlite:///{tmp_path / 'audit.db'}"
-    with upstream() as up, running_proxy(up.url, store) as proxy:
+    with serve([DONE] * 60) as up, running_proxy(up.url, store) as proxy:
         yield up, proxy, store
 
 
@@ -62,7 +64,7 @@ def test_upstream_down_is_a_502_that_names_the_proxy():
 
 def test_a_slow_upstream_is_waited_for(wire):
     up, proxy, _ = wire
-    up.delay = 1.0
+    up.script[:0] = [{**DONE, "delay": 1.0}]
     started = time.monotonic()
     status, _, data = post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
     assert status == 200 and json.loads(data)["content"][0]["text"] == "done é"
@@ -71,17 +73,17 @@ def test_a_slow_upstream_is_waited_for(wire):
 
 def test_an_upstream_reset_mid_stream_ends_the_answer_early_and_the_proxy_goes_on(wire):
     up, proxy, _ = wire
-    up.reset_mid_stream = True
+    up.script[:0] = [{**DONE, "cut": True}]
     with pytest.raises((http.client.IncompleteRead, ConnectionError)):
         post(proxy.url, "/v1/messages", json.dumps({**VALID, "stream": True}).encode())
-    up.reset_mid_stream = False
-    status, _, _ = post(proxy.url, "/v1/messages", json.dumps({**VALID, "stream": True}).encode())
-    assert status == 200
+    status, _, data = post(proxy.url, "/v1/messages",
+                           json.dumps({**VALID, "stream": True}).encode())
+    assert status == 200 and data == up.answers[-1] and len(up.requests) == 2
 
 
 def test_a_client_gone_mid_stream_cancels_the_upstream_and_the_proxy_goes_on(wire):
     up, proxy, _ = wire
-    up.delay = 0.5
+    up.script[:0] = [{**DONE, "delay": 0.5}]
     host, port = proxy.url.removeprefix("http://").split(":")
     body = json.dumps({**VALID, "stream": True}).encode()
     with socket.create_connection((host, int(port))) as s:
@@ -89,8 +91,7 @@ def test_a_client_gone_mid_stream_cancels_the_upstream_and_the_proxy_goes_on(wir
                   + f"content-length: {len(body)}\r\n\r\n".encode() + body)
         time.sleep(0.1)  # the proxy has sent it upstream; the client leaves
     time.sleep(1.0)
-    assert len(up.raw) == 1 and up.gone == 1  # the upstream request was closed with it
-    up.delay = 0
+    assert len(up.requests) == 1 and up.gone == 1  # the upstream request was closed with it
     status, _, _ = post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
     assert status == 200
 
@@ -101,22 +102,23 @@ def test_a_32_mb_body_passes_byte_for_byte(wire):
                      ensure_ascii=False).encode()
     assert len(big) >= 32 << 20
     status, _, _ = post(proxy.url, "/v1/messages", big, timeout=120)
-    assert status == 200 and up.raw[-1] == big
+    assert status == 200 and up.raw() == big
 
 
 def test_malformed_json_gets_the_upstreams_own_answer(wire):
     up, proxy, _ = wire
     status, _headers, data = post(proxy.url, "/v1/messages", b'{"messages": [')
-    assert status == 400 and b"stub: malformed JSON" in data
-    assert up.raw[-1] == b'{"messages": ['
+    assert status == 400 and b"the request body is not a JSON object" in data
+    assert up.raw() == b'{"messages": ['
 
 
 def test_an_unknown_path_passes_through_untouched(wire):
-    _up, proxy, _ = wire
+    up, proxy, _ = wire
     status, _, data = post(proxy.url, "/v1/some/thing?x=1&y=%C3%A9", b"", method="GET")
     assert status == 404
-    assert json.loads(data) == {"path": "/v1/some/thing", "method": "GET",
-                                "raw": "/v1/some/thing?x=1&y=%C3%A9"}
+    assert json.loads(data) == {"error": {"message": "no route GET /v1/some/thing?x=1&y=%C3%A9"}}
+    assert (up.requests[-1]["method"], up.requests[-1]["path"]) == (
+        "GET", "/v1/some/thing?x=1&y=%C3%A9")
 
 
 def test_fifty_clients_at_once(wire):
@@ -135,7 +137,7 @@ def test_fifty_clients_at_once(wire):
     with concurrent.futures.ThreadPoolExecutor(50) as pool:
         codes = list(pool.map(one, range(50)))
     assert codes == [200] * 50
-    assert proxy.totals.repaired == 25 and not up.refused
+    assert proxy.totals.repaired == 25 and not up.refused()
 
 
 def test_a_known_refusal_is_repaired_and_retried_once(wire):
@@ -145,15 +147,16 @@ def test_a_known_refusal_is_repaired_and_retried_once(wire):
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": [thinking, {"type": "text", "text": "ok"}]},
         {"role": "user", "content": "go"}]}
-    up.refuse_next = "messages.1.content.0: Invalid `signature` in `thinking` block"
+    up.script[:0] = [{"status": 400, "message":
+                      "messages.1.content.0: Invalid `signature` in `thinking` block"}]
     status, headers, data = post(proxy.url, "/v1/messages", json.dumps(body).encode())
     assert status == 200 and json.loads(data)["content"][0]["text"] == "done é"
-    assert len(up.raw) == 2 and b"c2ln" not in up.raw[1]
+    assert len(up.requests) == 2 and b"c2ln" in up.raw(0) and b"c2ln" not in up.raw(1)
     assert int(headers["x-sessionctx-changes"]) >= 1
     # an error that names no history rule goes back to the client, not retried
-    up.refuse_next = "max_tokens: too large"
+    up.script[:0] = [{"status": 400, "message": "max_tokens: too large"}]
     status, _, data = post(proxy.url, "/v1/messages", json.dumps(body).encode())
-    assert status == 400 and b"max_tokens" in data and len(up.raw) == 3
+    assert status == 400 and b"max_tokens" in data and len(up.requests) == 3
 
 
 def test_a_websocket_upgrade_is_answered_426_with_the_setting(wire):
@@ -169,7 +172,7 @@ def test_a_subscription_token_goes_to_api_anthropic_com_only(wire):
     status, _, data = post(proxy.url, "/v1/messages", json.dumps(VALID).encode(),
                            headers={"authorization": "Bearer sk-ant-oat01-secret"})
     assert status == 403 and b"api.anthropic.com" in data and b"secret" not in data
-    assert not up.raw
+    assert not up.requests
 
 
 def test_previous_response_id_passes_with_a_note(wire):
@@ -177,9 +180,10 @@ def test_previous_response_id_passes_with_a_note(wire):
     body = json.dumps({"model": "gpt-5", "previous_response_id": "resp_0", "store": True,
                        "input": [{"type": "function_call_output", "call_id": "c0",
                                   "output": "x"}]}).encode()
-    up.refuse_next = "stub: fine"
-    _status, headers, _ = post(proxy.url, "/v1/responses", body)
-    assert up.raw[-1] == body and headers["x-sessionctx-note"] == STATE_NOTE
+    status, headers, _ = post(proxy.url, "/v1/responses", body)
+    assert status == 200 and proxy.totals.repaired == 0
+    assert [up.raw(i) for i in range(len(up.requests))] == [body]
+    assert headers["x-sessionctx-note"] == STATE_NOTE
 
 
 def test_proxy_log_prints_what_was_repaired(wire):
@@ -206,7 +210,7 @@ def test_proxy_log_prints_what_was_repaired(wire):
 
 def test_no_task_is_left_behind():
     before = set(threading.enumerate())  # other tests' libraries may keep threads of their own
-    with upstream() as up, running_proxy(up.url) as proxy:
+    with serve() as up, running_proxy(up.url) as proxy:
         post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
     left = [t.name for t in threading.enumerate() if not t.daemon and t not in before]
     assert left == []

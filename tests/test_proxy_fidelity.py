@@ -8,12 +8,13 @@ import http.client
 import pytest
 
 from tests.proxy_fidelity import PATHS, check_one
-from tests.proxy_stub import running_proxy, upstream
+from tests.proxy_thread import running_proxy
+from tests.strict_stub import serve
 
 
 @pytest.mark.parametrize("api", list(PATHS))
 def test_generated_valid_requests_and_their_answers_pass_byte_for_byte(api):
-    with upstream() as up, running_proxy(up.url) as proxy:
+    with serve() as up, running_proxy(up.url) as proxy:
         host, port = proxy.url.removeprefix("http://").split(":")
         conn = http.client.HTTPConnection(host, int(port), timeout=30)
         try:
@@ -21,4 +22,4 @@ def test_generated_valid_requests_and_their_answers_pass_byte_for_byte(api):
                 check_one(proxy.url, up, api, seed, conn)
         finally:
             conn.close()
-        assert proxy.totals.repaired == 0 and not up.refused
+        assert proxy.totals.repaired == 0 and not up.refused()

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from sessionctx.proxy.child import plan
-from tests.proxy_stub import upstream
+from tests.strict_stub import serve
 
 SCRIPT = textwrap.dedent("""
     import os, sys, anthropic
@@ -36,7 +36,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def test_run_points_an_sdk_program_at_the_proxy_and_keeps_its_exit_code(tmp_path):
     script = tmp_path / "agent.py"
     script.write_text(SCRIPT)
-    with upstream() as up:
+    with serve([{"text": "done é"}]) as up:
         env = _env(tmp_path, ANTHROPIC_BASE_URL=up.url)
         direct = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
                                 text=True, timeout=60)
@@ -48,7 +48,8 @@ def test_run_points_an_sdk_program_at_the_proxy_and_keeps_its_exit_code(tmp_path
     text, base = done.stdout.rsplit(maxsplit=1)
     assert text == "done é" and base.startswith("http://127.0.0.1:") and base != up.url
     assert "1 repaired" in done.stderr and "1 pending call removed" in done.stderr
-    assert "t1" not in up.raw[-1].decode()
+    assert [r["status"] for r in up.requests] == [400, 200]
+    assert "t1" not in up.raw(-1).decode()
 
 
 def test_codex_gets_its_provider_pointed_at_the_proxy(tmp_path):

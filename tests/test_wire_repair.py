@@ -205,3 +205,22 @@ def test_a_result_the_agent_wrote_for_itself_counts_as_pending_in_a_repair():
         {"role": "assistant", "content": [_call("t1")]},
         {"role": "user", "content": [invented]})
     assert repair_request("anthropic", valid).body is valid  # a valid body is the agent's
+
+
+def test_a_responses_body_with_the_apis_own_tool_types_is_valid_as_it_is():
+    """Codex sends custom, tool_search and web_search tools beside its functions: none is a
+    function definition to check, so its valid request is not rebuilt."""
+    body = {"model": "gpt-5.5", "instructions": "be brief", "input": [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text",
+                                                              "text": "sandbox: read-only"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+        "tools": [{"type": "function", "name": "exec_command", "strict": False,
+                   "parameters": {"type": "object", "properties": {}}},
+                  {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
+                  {"type": "tool_search", "execution": "client"},
+                  {"type": "web_search", "external_web_access": False}]}
+    fixed = repair_request("openai-responses", body)
+    assert not fixed.changed and fixed.body is body and not fixed.violations
+    # a function definition is still checked
+    body["tools"][0]["parameters"] = {"type": "string"}
+    assert [v.path for v in repair_request("openai-responses", body).violations] == ["tools[0]"]

@@ -259,7 +259,10 @@ def tool_violations(body: dict[str, Any]) -> list[Violation]:
 
 
 def _found(entries: list[tuple[str, Any]], out: list[Violation]) -> list[tuple[str, Any, Any]]:
-    return [(path, t.get("name"), t.get("parameters")) for path, t in tools.objects(entries, out)]
+    """The function definitions: the API's other tool types (custom, web_search, tool_search…)
+    carry no name or schema of that shape."""
+    return [(path, t.get("name"), t.get("parameters")) for path, t in tools.objects(entries, out)
+            if t.get("type", "function") == "function"]
 
 
 PROVIDER = Provider("openai-responses", "gpt-5.1", ROWS, render, validate, render_tools,

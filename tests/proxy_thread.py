@@ -1,0 +1,42 @@
+"""The proxy on an event loop of its own in a thread, as `sessionctx run` runs it, every
+provider's upstream at one base URL (the strict stub's, tests/strict_stub.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+
+from sessionctx.proxy.server import Settings, Totals, serve
+from tests.strict_stub import in_thread
+
+
+@dataclass
+class RunningProxy:
+    url: str
+    totals: Totals
+
+
+@contextmanager
+def running_proxy(base: str, store: str | None = None, *,
+                  note_unpaired: bool = False) -> Iterator[RunningProxy]:
+    """The proxy on 127.0.0.1 (a free port), forwarding to `base`."""
+    settings = Settings({"anthropic": base, "openai": base, "gemini": base}, store,
+                        note_unpaired, quiet=True)
+
+    async def begin() -> tuple[RunningProxy, Callable[[], Awaitable[None]]]:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[int] = loop.create_future()
+        task = loop.create_task(serve(settings, "127.0.0.1", 0, ready))
+        port = await ready
+
+        async def stop() -> None:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+
+        return RunningProxy(f"http://127.0.0.1:{port}", settings.totals), stop
+
+    with in_thread(begin) as running:
+        yield running
