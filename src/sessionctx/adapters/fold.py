@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from sessionctx.adapters.provider_step import Watch, provider_step
 from sessionctx.changes import Change, ChangeKind, Source, change_order
 from sessionctx.context import BuildOptions, Context, ContextBuilder, PendingCall, build_context
 from sessionctx.gcpause import paused_gc
@@ -142,20 +143,29 @@ class IncrementalFold:
         self._natives: list[list[tuple[int, Message]]] = []
         self._dropped: list[Change] = []
         self._builder = ContextBuilder(self._options)
+        self._watch = Watch()
 
-    def run(self, objects: Sequence[Any]) -> Folded:
+    def run(self, objects: Sequence[Any], api: str | None = None,
+            model: str | None = None) -> Folded:
+        """The fold of `objects`; with `api`, also placed and named by that API's provider
+        step where the list gives it anything to do (`provider_step.Watch`)."""
         with paused_gc():
             seen = self._seen
             if len(objects) < len(seen) or not all(map(operator.is_, seen, objects)):
                 self._reset()
             builder, natives, convert = self._builder, self._natives, self._convert
+            watch = self._watch.add
             for i in range(len(self._seen), len(objects)):
                 pairs = convert(objects[i], i, self._dropped)
                 natives.append(pairs)
                 for j, message in pairs:
                     builder.append(make_record(message, Source(index=i, part=j)))
+                    watch(message)
             self._seen = list(objects)
-            return Folded(builder.context(), natives, list(self._dropped))
+            context = builder.context()
+            if api is not None and self._watch.needed:
+                context = provider_step(context, api, model)
+            return Folded(context, natives, list(self._dropped))
 
 
 @dataclass(slots=True)
@@ -191,10 +201,11 @@ class Conversations:
         return len(self._slots)
 
     @contextmanager
-    def fold(self, objects: Sequence[Any], conversation: str | None = None
-             ) -> Iterator[Folded]:
+    def fold(self, objects: Sequence[Any], conversation: str | None = None,
+             api: str | None = None, model: str | None = None) -> Iterator[Folded]:
         """The fold of `objects`, held for this conversation alone until the block ends (the
-        rebuilt list is made from it inside the block)."""
+        rebuilt list is made from it inside the block); with `api`, that API's provider step
+        applied too (`IncrementalFold.run`)."""
         key: Hashable = conversation if conversation is not None else (
             ("first", id(objects[0])) if len(objects) else ("empty",))
         with self._lock:
@@ -206,7 +217,7 @@ class Conversations:
             else:
                 self._slots.move_to_end(key)
         with slot.lock:
-            yield slot.fold.run(objects)
+            yield slot.fold.run(objects, api, model)
 
     def keep(self, report: Report) -> None:
         if report.conversation is None:

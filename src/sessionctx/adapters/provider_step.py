@@ -1,0 +1,227 @@
+"""The provider step for a framework's list: the fold's context run through the same provider
+step `build --provider` and the proxy run (`providers/policies`), and read back as the context's
+own native messages, so each adapter sends it as its framework's objects.
+
+What is read back is what a framework's client cannot do for itself when it renders the list:
+where each tool result goes (first after its calls, in call order, before any other message)
+and the id each call and its result go out with (a reused id renamed, an id the provider's
+pattern refuses rewritten). Every other rule of the step (joining turns, the system prompt,
+block shapes) is the client's own rendering, so the step runs with those turned off and its
+other changes are not taken.
+
+The step costs a pass over the whole context, so the fold first watches, one new message at a
+time, for a reason to run it (`Watch`): a result that does not follow its call in order, a call
+id seen before or one some provider's pattern refuses. A list with none of those goes out as the
+fold left it; the step itself decides what any of them needs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import msgspec
+
+from sessionctx.changes import Change, ChangeKind
+from sessionctx.context import Context
+from sessionctx.errors import BadArgument
+from sessionctx.messages import RESULT_ROLES, Call, Message, calls, result_id
+from sessionctx.pairing import OpenCall, Pairing
+from sessionctx.providers.policies import RESULT, prepare
+from sessionctx.providers.registry import PROVIDERS
+from sessionctx.providers.registry import provider as registered
+
+__all__ = ["KINDS", "RENAMED_FROM", "Watch", "call_ids", "provider_step"]
+
+# the changes of the step that the read-back carries out
+KINDS = frozenset({ChangeKind.RESULTS_MOVED, ChangeKind.DUPLICATE_ID_RENAMED,
+                   ChangeKind.ID_REWRITTEN})
+# on a call block or result message whose id the step changed: the id it had
+RENAMED_FROM = "_sessionctx_renamed_from"
+
+
+def call_ids(native: Message) -> dict[str | None, list[str | None]]:
+    """The ids a native message's calls go out with, under the id each call had before the
+    step (one list per id, in call order, should a message hold two calls with one id)."""
+    out: dict[str | None, list[str | None]] = {}
+    content = native.get("content")
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            new = block.get("id")
+            out.setdefault(block.get(RENAMED_FROM, new), []).append(new)
+    return out
+
+
+def _id_checks() -> tuple[tuple[Callable[[str], object], int], ...]:
+    """Each provider's call-id rule (its default row's pattern and length), from its
+    capability table."""
+    out: list[tuple[Callable[[str], object], int]] = []
+    for name in PROVIDERS:
+        cap, _ = registered(name).capability()
+        out.append((re.compile(cap.id_pattern).fullmatch, cap.id_max_len))
+    return tuple(out)
+
+
+_CHECKS: tuple[tuple[Callable[[str], object], int], ...] | None = None
+
+
+class Watch:
+    """Whether a list, read one native message at a time, gives the provider step anything to
+    place or rename. It errs on the side of running the step (an unanswered call followed by
+    another message counts), never of skipping it."""
+
+    __slots__ = ("_expect", "_next", "_seen", "needed")
+
+    def __init__(self) -> None:
+        global _CHECKS
+        if _CHECKS is None:
+            _CHECKS = _id_checks()
+        self._expect: list[Any] = []  # the call ids of the last assistant message
+        self._next = 0  # how many of them the results since have answered, in order
+        self._seen: set[str] = set()
+        self.needed = False
+
+    def add(self, message: Message) -> None:
+        role = message.get("role")
+        if role in RESULT_ROLES:
+            expect, n = self._expect, self._next
+            if n < len(expect) and expect[n] == result_id(message):
+                self._next = n + 1
+            else:
+                self.needed = True
+            return
+        if self._next < len(self._expect):
+            self.needed = True
+        if role != "assistant":
+            self._expect, self._next = [], 0
+            return
+        ids = [c.id for c in calls(message)]
+        self._expect, self._next = ids, 0
+        seen = self._seen
+        for cid in ids:
+            if cid is None or cid in seen or not all(
+                    len(cid) <= most and fits(cid) for fits, most in _CHECKS or ()):
+                self.needed = True
+            if cid is not None:
+                seen.add(cid)
+
+
+def provider_step(context: Context, api: str, model: str | None = None) -> Context:
+    """`context` as the provider step of `api` would place and name it: its messages in the
+    step's order, a call or result whose id the step changed copied with the new id, and the
+    step's changes of `KINDS` added (their indices those of the returned messages). The
+    context itself when the step changes none of that."""
+    target = registered(api)
+    try:
+        cap, chosen = target.capability(model)
+    except BadArgument:  # a model the API does not serve by that name: its default row
+        cap, chosen = target.capability()
+    cap = replace(cap, merge_roles=False, first_user=False, system_inline=True)
+    messages = context.messages
+    prep = prepare(messages, context.sources, cap, chosen)
+    changes = [c for c in prep.changes if c.kind in KINDS]
+    if not changes:
+        return context
+    read = _read_back(messages, prep.turns)
+    if read is None:  # turns this reading does not follow: sent as the fold left them
+        return context
+    order, renamed = read
+    position = {k: p for p, k in enumerate(order)}
+    out = [renamed.get(k, messages[k]) for k in order]
+    moved = [_at(c, position) for c in context.changes]
+    added = [_at(c, position) for c in changes]
+    return Context(out, [context.sources[k] for k in order], moved + added,
+                   context.pending_calls)
+
+
+def _at(change: Change, position: dict[int, int]) -> Change:
+    index = change.message_index
+    if index is None or index not in position:
+        return change
+    return msgspec.structs.replace(change, message_index=position[index])
+
+
+def _read_back(messages: list[Message], turns: list[Any]
+               ) -> tuple[list[int], dict[int, Message]] | None:
+    """The order of the messages in the step's turns, and the messages whose call or result id
+    it changed, copied with the new one. A result turn follows the assistant turn whose calls
+    it answers, in their order; which message each result is, pairing says."""
+    answers: dict[tuple[int, tuple[str, int]], int] = {}
+    pairing = Pairing()
+    for k, m in enumerate(messages):
+        if m.get("role") == "assistant":
+            for call in calls(m):
+                pairing.add_call(k, call)
+        elif m.get("role") in RESULT_ROLES:
+            found = pairing.answer(result_id(m))
+            if isinstance(found, OpenCall):
+                answers[(found.slot, found.call.where)] = k
+    order: list[int] = []
+    renamed: dict[int, Message] = {}
+    last: int | None = None  # the assistant message of the latest assistant turn
+    for role, blocks, index in turns:
+        if blocks and blocks[0]["type"] == RESULT:
+            if last is None:
+                return None
+            wheres = [c.where for c in calls(messages[last])]
+            if len(blocks) > len(wheres):
+                return None
+            for where, block in zip(wheres, blocks, strict=False):
+                j = answers.get((last, where))
+                if j is None:
+                    return None
+                order.append(j)
+                old = result_id(messages[j])
+                if old != block["id"]:
+                    renamed[j] = {**messages[j], "toolCallId": block["id"], RENAMED_FROM: old}
+            continue
+        if index is None:
+            continue
+        order.append(index)
+        if role == "assistant":
+            last = index
+            wires = [b["id"] for b in blocks if b["type"] == "toolCall"]
+            held = list(calls(messages[index]))
+            if len(wires) == len(held) and any(
+                    c.id != w for c, w in zip(held, wires, strict=True)):
+                renamed[index] = _with_ids(messages[index], held, wires)
+    return _with_left_out(order, len(messages)), renamed
+
+
+def _with_ids(message: Message, held: list[Call], wires: list[str]) -> Message:
+    """An assistant message copied with its calls' new ids, wherever each call is."""
+    out = dict(message)
+    for call, wire in zip(held, wires, strict=True):
+        key, i = call.where
+        listed: list[dict[str, Any]] = out[key]
+        if listed is message[key]:
+            listed = out[key] = list(listed)
+        block = dict(listed[i])
+        block[RENAMED_FROM] = call.id
+        if "id" in block or "call_id" not in block:
+            block["id"] = wire
+        else:
+            block["call_id"] = wire
+        listed[i] = block
+    return out
+
+
+def _with_left_out(order: list[int], n: int) -> list[int]:
+    """Every message the step left out of its turns (a system message it hoisted, a message
+    with nothing it could send) kept where it was, before the first message that followed it;
+    this reading takes nothing out."""
+    present = set(order)
+    if len(present) == n:
+        return order
+    missing = [k for k in range(n) if k not in present]
+    out: list[int] = []
+    m = 0
+    for k in order:
+        while m < len(missing) and missing[m] < k:
+            out.append(missing[m])
+            m += 1
+        out.append(k)
+    out.extend(missing[m:])
+    return out
