@@ -202,3 +202,30 @@ def test_the_stub_refuses_the_shape_and_the_adapter_sends_it_placed_and_named(
 
 def _kind(api: str) -> str:
     return {"anthropic": "anthropic", "openai-chat": "chat", "openai-responses": "responses"}[api]
+
+
+def test_parallel_calls_kept_one_item_each_are_one_turn_for_the_agents_adapter() -> None:
+    """The Agents SDK keeps each parallel call as an item of its own: they are one turn, so
+    their outputs after the last of them are in place, and an id to rename is still found."""
+    pytest.importorskip("agents")
+    from sessionctx.adapters.openai_agents import RepairModelInput
+
+    def items(first: str) -> list[Any]:
+        return [{"role": "user", "content": "look both up"},
+                {"type": "function_call", "call_id": first, "name": "lookup", "arguments": "{}"},
+                {"type": "function_call", "call_id": "call_2", "name": "lookup",
+                 "arguments": "{}"},
+                {"type": "function_call_output", "call_id": first, "output": "a"},
+                {"type": "function_call_output", "call_id": "call_2", "output": "b"},
+                {"role": "user", "content": "thanks"}]
+
+    plain = items("call_1")
+    for api in ("openai-responses", "openai-chat"):
+        assert RepairModelInput(provider=api).repair(plain) is plain
+    long = items(LONG)
+    reports: list[Report] = []
+    out = RepairModelInput(on_report=reports.append).repair(long)
+    assert [i.get("type") for i in out] == [i.get("type") for i in long]
+    assert out[1]["call_id"] == out[3]["call_id"] != LONG and len(out[1]["call_id"]) <= 64
+    assert out[2] is long[2] and out[4] is long[4]
+    assert [c.kind for c in reports[0].changes] == [ChangeKind.ID_REWRITTEN]

@@ -133,9 +133,11 @@ class IncrementalFold:
     """The fold of a growing list of framework messages, kept between calls. Not safe to share
     between threads: `Conversations` gives each conversation its own, behind a lock."""
 
-    def __init__(self, convert: Convert, options: BuildOptions | None = None) -> None:
+    def __init__(self, convert: Convert, options: BuildOptions | None = None,
+                 joined: bool = False) -> None:
         self._convert = convert
         self._options = options or BuildOptions()
+        self._joined = joined  # consecutive assistant messages are one turn (provider_step)
         self._reset()
 
     def _reset(self) -> None:
@@ -143,7 +145,7 @@ class IncrementalFold:
         self._natives: list[list[tuple[int, Message]]] = []
         self._dropped: list[Change] = []
         self._builder = ContextBuilder(self._options)
-        self._watch = Watch()
+        self._watch = Watch(self._joined)
 
     def run(self, objects: Sequence[Any], api: str | None = None,
             model: str | None = None) -> Folded:
@@ -164,7 +166,7 @@ class IncrementalFold:
             self._seen = list(objects)
             context = builder.context()
             if api is not None and self._watch.needed:
-                context = provider_step(context, api, model)
+                context = provider_step(context, api, model, self._joined)
             return Folded(context, natives, list(self._dropped))
 
 
@@ -186,12 +188,13 @@ class Conversations:
 
     def __init__(self, convert: Convert | Callable[[], Convert],
                  options: BuildOptions | None = None, limit: int = CONVERSATIONS_KEPT, *,
-                 stateful: bool = False) -> None:
+                 stateful: bool = False, joined: bool = False) -> None:
         # a converter that keeps state between messages (`stateful`) is given as a class or
         # factory, and each conversation gets its own
         self._make: Callable[[], Convert] = (
             convert if stateful else lambda: convert)  # type: ignore[assignment,return-value]
         self._options = options
+        self._joined = joined  # consecutive assistant messages are one turn (provider_step)
         self._limit = limit
         self._slots: OrderedDict[Hashable, _Slot] = OrderedDict()
         self._reports: OrderedDict[str, Report] = OrderedDict()
@@ -211,7 +214,8 @@ class Conversations:
         with self._lock:
             slot = self._slots.get(key)
             if slot is None:
-                slot = self._slots[key] = _Slot(IncrementalFold(self._make(), self._options))
+                slot = self._slots[key] = _Slot(IncrementalFold(self._make(), self._options,
+                                                                 self._joined))
                 while len(self._slots) > self._limit:
                     self._slots.popitem(last=False)
             else:

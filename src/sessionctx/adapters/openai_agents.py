@@ -230,7 +230,8 @@ class RepairModelInput:
                  on_report: OnReport | None = None,
                  logger: logging.Logger | None = None,
                  provider: str | None = None) -> None:
-        self._conversations = Conversations(_natives, options)
+        # one item, one message: parallel calls are consecutive messages of one turn
+        self._conversations = Conversations(_natives, options, joined=True)
         self._report = Reporter(logger or _LOG, on_changes, on_report)
         self._provider = provider
 

@@ -70,15 +70,18 @@ _CHECKS: tuple[tuple[Callable[[str], object], int], ...] | None = None
 class Watch:
     """Whether a list, read one native message at a time, gives the provider step anything to
     place or rename. It errs on the side of running the step (an unanswered call followed by
-    another message counts), never of skipping it."""
+    another message counts), never of skipping it. `joined`: consecutive assistant messages
+    are one turn (`provider_step`)."""
 
-    __slots__ = ("_expect", "_next", "_seen", "needed")
+    __slots__ = ("_assistant", "_expect", "_joined", "_next", "_seen", "needed")
 
-    def __init__(self) -> None:
+    def __init__(self, joined: bool = False) -> None:
         global _CHECKS
         if _CHECKS is None:
             _CHECKS = _id_checks()
-        self._expect: list[Any] = []  # the call ids of the last assistant message
+        self._joined = joined
+        self._assistant = False  # whether the last message was an assistant's
+        self._expect: list[Any] = []  # the call ids of the last assistant turn
         self._next = 0  # how many of them the results since have answered, in order
         self._seen: set[str] = set()
         self.needed = False
@@ -86,19 +89,25 @@ class Watch:
     def add(self, message: Message) -> None:
         role = message.get("role")
         if role in RESULT_ROLES:
+            self._assistant = False
             expect, n = self._expect, self._next
             if n < len(expect) and expect[n] == result_id(message):
                 self._next = n + 1
             else:
                 self.needed = True
             return
-        if self._next < len(self._expect):
+        same_turn = self._joined and self._assistant and role == "assistant"
+        self._assistant = role == "assistant"
+        if self._next < len(self._expect) and not same_turn:
             self.needed = True
         if role != "assistant":
             self._expect, self._next = [], 0
             return
         ids = [c.id for c in calls(message)]
-        self._expect, self._next = ids, 0
+        if same_turn:
+            self._expect = [*self._expect, *ids]
+        else:
+            self._expect, self._next = ids, 0
         seen = self._seen
         for cid in ids:
             if cid is None or cid in seen or not all(
@@ -108,11 +117,16 @@ class Watch:
                 seen.add(cid)
 
 
-def provider_step(context: Context, api: str, model: str | None = None) -> Context:
+def provider_step(context: Context, api: str, model: str | None = None,
+                  joined: bool = False) -> Context:
     """`context` as the provider step of `api` would place and name it: its messages in the
     step's order, a call or result whose id the step changed copied with the new id, and the
     step's changes of `KINDS` added (their indices those of the returned messages). The
-    context itself when the step changes none of that."""
+    context itself when the step changes none of that.
+
+    `joined`: consecutive assistant messages are one turn, as a framework that keeps one
+    message per model item sends them (the OpenAI Agents SDK's Responses items: parallel
+    calls are one item each); they go through the step as one message and come back apart."""
     target = registered(api)
     try:
         cap, chosen = target.capability(model)
@@ -120,20 +134,59 @@ def provider_step(context: Context, api: str, model: str | None = None) -> Conte
         cap, chosen = target.capability()
     cap = replace(cap, merge_roles=False, first_user=False, system_inline=True)
     messages = context.messages
-    prep = prepare(messages, context.sources, cap, chosen)
+    runs = _runs(messages) if joined else [[k] for k in range(len(messages))]
+    view = [messages[run[0]] if len(run) == 1 else _joined(messages, run) for run in runs]
+    prep = prepare(view, [context.sources[run[0]] for run in runs], cap, chosen)
     changes = [c for c in prep.changes if c.kind in KINDS]
     if not changes:
         return context
-    read = _read_back(messages, prep.turns)
+    read = _read_back(view, prep.turns)
     if read is None:  # turns this reading does not follow: sent as the fold left them
         return context
-    order, renamed = read
+    order_view, wires, result_ids = read
+    order = [k for g in order_view for k in runs[g]]
+    renamed: dict[int, Message] = {}
+    for g, new in result_ids.items():
+        k = runs[g][0]
+        renamed[k] = {**messages[k], "toolCallId": new, RENAMED_FROM: result_id(messages[k])}
+    for g, ids in wires.items():
+        taken = 0
+        for k in runs[g]:
+            held = list(calls(messages[k]))
+            mine = ids[taken:taken + len(held)]
+            taken += len(held)
+            if any(c.id != w for c, w in zip(held, mine, strict=True)):
+                renamed[k] = _with_ids(messages[k], held, mine)
     position = {k: p for p, k in enumerate(order)}
+    first = {g: position[run[0]] for g, run in enumerate(runs) if run[0] in position}
     out = [renamed.get(k, messages[k]) for k in order]
     moved = [_at(c, position) for c in context.changes]
-    added = [_at(c, position) for c in changes]
+    added = [_at(c, first) for c in changes]
     return Context(out, [context.sources[k] for k in order], moved + added,
                    context.pending_calls)
+
+
+def _runs(messages: list[Message]) -> list[list[int]]:
+    """The messages' indices, each run of consecutive assistant messages as one."""
+    out: list[list[int]] = []
+    after_assistant = False
+    for k, m in enumerate(messages):
+        assistant = m.get("role") == "assistant"
+        if assistant and after_assistant:
+            out[-1].append(k)
+        else:
+            out.append([k])
+        after_assistant = assistant
+    return out
+
+
+def _joined(messages: list[Message], run: list[int]) -> Message:
+    """A run of assistant messages as one: the first's keys, every one's content."""
+    content: list[Any] = []
+    for k in run:
+        held = messages[k].get("content")
+        content += held if isinstance(held, list) else []
+    return {**messages[run[0]], "content": content}
 
 
 def _at(change: Change, position: dict[int, int]) -> Change:
@@ -144,10 +197,11 @@ def _at(change: Change, position: dict[int, int]) -> Change:
 
 
 def _read_back(messages: list[Message], turns: list[Any]
-               ) -> tuple[list[int], dict[int, Message]] | None:
-    """The order of the messages in the step's turns, and the messages whose call or result id
-    it changed, copied with the new one. A result turn follows the assistant turn whose calls
-    it answers, in their order; which message each result is, pairing says."""
+               ) -> tuple[list[int], dict[int, list[str]], dict[int, str]] | None:
+    """The order of the messages in the step's turns, the ids the calls of each assistant
+    message go out with (where one changed), and the new id of each result whose id changed.
+    A result turn follows the assistant turn whose calls it answers, in their order; which
+    message each result is, pairing says."""
     answers: dict[tuple[int, tuple[str, int]], int] = {}
     pairing = Pairing()
     for k, m in enumerate(messages):
@@ -159,7 +213,8 @@ def _read_back(messages: list[Message], turns: list[Any]
             if isinstance(found, OpenCall):
                 answers[(found.slot, found.call.where)] = k
     order: list[int] = []
-    renamed: dict[int, Message] = {}
+    wires: dict[int, list[str]] = {}
+    result_ids: dict[int, str] = {}
     last: int | None = None  # the assistant message of the latest assistant turn
     for role, blocks, index in turns:
         if blocks and blocks[0]["type"] == RESULT:
@@ -173,21 +228,21 @@ def _read_back(messages: list[Message], turns: list[Any]
                 if j is None:
                     return None
                 order.append(j)
-                old = result_id(messages[j])
-                if old != block["id"]:
-                    renamed[j] = {**messages[j], "toolCallId": block["id"], RENAMED_FROM: old}
+                if result_id(messages[j]) != block["id"]:
+                    result_ids[j] = block["id"]
             continue
         if index is None:
             continue
         order.append(index)
         if role == "assistant":
             last = index
-            wires = [b["id"] for b in blocks if b["type"] == "toolCall"]
-            held = list(calls(messages[index]))
-            if len(wires) == len(held) and any(
-                    c.id != w for c, w in zip(held, wires, strict=True)):
-                renamed[index] = _with_ids(messages[index], held, wires)
-    return _with_left_out(order, len(messages)), renamed
+            ids = [b["id"] for b in blocks if b["type"] == "toolCall"]
+            held = [c.id for c in calls(messages[index])]
+            if len(ids) != len(held):
+                return None
+            if ids != held:
+                wires[index] = ids
+    return _with_left_out(order, len(messages)), wires, result_ids
 
 
 def _with_ids(message: Message, held: list[Call], wires: list[str]) -> Message:
