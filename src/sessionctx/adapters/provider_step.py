@@ -27,7 +27,15 @@ import msgspec
 from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import Context
 from sessionctx.errors import BadArgument
-from sessionctx.messages import RESULT_ROLES, Call, Message, calls, result_id
+from sessionctx.messages import (
+    CALL_BLOCK_TYPES,
+    RESULT_ROLES,
+    Call,
+    Message,
+    block_call_id,
+    calls,
+    result_id,
+)
 from sessionctx.pairing import OpenCall, Pairing
 from sessionctx.providers.policies import RESULT, prepare
 from sessionctx.providers.registry import PROVIDERS
@@ -54,31 +62,36 @@ def call_ids(native: Message) -> dict[str | None, list[str | None]]:
     return out
 
 
-def _id_checks() -> tuple[tuple[Callable[[str], object], int], ...]:
-    """Each provider's call-id rule (its default row's pattern and length), from its
-    capability table."""
-    out: list[tuple[Callable[[str], object], int]] = []
+def _id_rule() -> tuple[tuple[Callable[[str], object], ...], int]:
+    """What every provider's call-id rule takes (its default row's pattern, and the shortest
+    length any allows), from the capability tables."""
+    patterns: dict[str, Callable[[str], object]] = {}
+    most = None
     for name in PROVIDERS:
         cap, _ = registered(name).capability()
-        out.append((re.compile(cap.id_pattern).fullmatch, cap.id_max_len))
-    return tuple(out)
+        patterns.setdefault(cap.id_pattern, re.compile(cap.id_pattern).fullmatch)
+        most = cap.id_max_len if most is None else min(most, cap.id_max_len)
+    return tuple(patterns.values()), most or 0
 
 
-_CHECKS: tuple[tuple[Callable[[str], object], int], ...] | None = None
+_ID_RULE: tuple[tuple[Callable[[str], object], ...], int] | None = None
 
 
 class Watch:
     """Whether a list, read one native message at a time, gives the provider step anything to
-    place or rename. It errs on the side of running the step (an unanswered call followed by
-    another message counts), never of skipping it. `joined`: consecutive assistant messages
-    are one turn (`provider_step`)."""
+    place or rename: a result that is not the next one its turn's calls wait for, in order, or
+    a call id seen before or one a provider's pattern refuses. A call never answered is no
+    reason (the fold takes it out); it errs on the side of running the step, never of skipping
+    it. `joined`: consecutive assistant messages are one turn (`provider_step`)."""
 
-    __slots__ = ("_assistant", "_expect", "_joined", "_next", "_seen", "needed")
+    __slots__ = ("_assistant", "_expect", "_fits", "_joined", "_most", "_next", "_seen",
+                 "needed")
 
     def __init__(self, joined: bool = False) -> None:
-        global _CHECKS
-        if _CHECKS is None:
-            _CHECKS = _id_checks()
+        global _ID_RULE
+        if _ID_RULE is None:
+            _ID_RULE = _id_rule()
+        self._fits, self._most = _ID_RULE
         self._joined = joined
         self._assistant = False  # whether the last message was an assistant's
         self._expect: list[Any] = []  # the call ids of the last assistant turn
@@ -88,33 +101,51 @@ class Watch:
 
     def add(self, message: Message) -> None:
         role = message.get("role")
-        if role in RESULT_ROLES:
-            self._assistant = False
-            expect, n = self._expect, self._next
-            if n < len(expect) and expect[n] == result_id(message):
-                self._next = n + 1
-            else:
-                self.needed = True
-            return
-        same_turn = self._joined and self._assistant and role == "assistant"
-        self._assistant = role == "assistant"
-        if self._next < len(self._expect) and not same_turn:
-            self.needed = True
         if role != "assistant":
-            self._expect, self._next = [], 0
+            self._assistant = False
+            if role in RESULT_ROLES:
+                expect, n = self._expect, self._next
+                if n < len(expect) and expect[n] == result_id(message):
+                    self._next = n + 1
+                else:
+                    self.needed = True
+            elif self._expect:
+                self._expect, self._next = [], 0
             return
-        ids = [c.id for c in calls(message)]
-        if same_turn:
+        ids = _call_ids(message)
+        if self._joined and self._assistant:
             self._expect = [*self._expect, *ids]
         else:
             self._expect, self._next = ids, 0
-        seen = self._seen
+        self._assistant = True
+        if ids:
+            self._check(ids)
+
+    def _check(self, ids: list[str | None]) -> None:
+        seen, most = self._seen, self._most
         for cid in ids:
-            if cid is None or cid in seen or not all(
-                    len(cid) <= most and fits(cid) for fits, most in _CHECKS or ()):
+            if cid is None or cid in seen or len(cid) > most or not all(
+                    fits(cid) for fits in self._fits):
                 self.needed = True
             if cid is not None:
                 seen.add(cid)
+
+
+def _call_ids(message: Message) -> list[str | None]:
+    """The ids of an assistant message's calls; the native `toolCall` blocks an adapter makes
+    are read at once, any other shape through `messages.calls`."""
+    content = message.get("content")
+    if "tool_calls" in message or not isinstance(content, list):
+        return [c.id for c in calls(message)]
+    out: list[str | None] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "toolCall":
+            cid = block.get("id")
+            out.append(cid if isinstance(cid, str) else block_call_id(block))
+        elif kind in CALL_BLOCK_TYPES:
+            return [c.id for c in calls(message)]
+    return out
 
 
 def provider_step(context: Context, api: str, model: str | None = None,
