@@ -2,11 +2,13 @@
 
 `responses_problem`, `chat_problem`, `anthropic_problem` and `gemini_problem` say, with the real
 API's message, what the real API refuses in a request's history: a call with no output, an
-output with no call, reasoning without its following item (Responses); a tool message that
-answers no call or a call left unanswered (Chat Completions); a `tool_use` not answered by
-`tool_result` blocks at the start of the next message, an orphan or repeated result (Anthropic
-Messages); a function call or response turn out of place or miscounted (Gemini). They are
-written from the providers' documented errors, not from sessionctx's own validators.
+output with no call, reasoning without its following item, a `call_id` over 64 characters
+(Responses); a tool message that answers no call or a call left unanswered, a call id over 40
+characters (Chat Completions); a `tool_use` not answered by `tool_result` blocks at the start
+of the next message, an orphan or repeated result, an id used twice or outside the id pattern
+(Anthropic Messages); a function call or response turn out of place or miscounted (Gemini).
+They are written from the providers' documented errors (docs/provider-rules.md), not from
+sessionctx's own validators.
 
 `serve` is a small in-process Responses / Chat Completions stub; tests/strict_stub.py serves
 every API with streaming, recording and scripted tool calls.
@@ -15,6 +17,7 @@ every API with streaming, recording and scripted tool calls.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +32,7 @@ _CALLS = {
     "shell_call": "shell_call_output", "apply_patch_call": "apply_patch_call_output",
 }
 _OUTPUTS = {v: k for k, v in _CALLS.items()}
+_ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 
 class Stub:
@@ -58,6 +62,9 @@ def responses_problem(body: Body) -> str | None:
     for i, item in enumerate(items):
         kind = item.get("type")
         if kind in _CALLS:
+            if len(str(item.get("call_id"))) > 64:
+                return (f"Invalid 'input[{i}].call_id': string too long. Expected a string "
+                        "with maximum length 64")
             calls[item["call_id"]] = i
         elif kind in _OUTPUTS:
             cid = item.get("call_id")
@@ -96,6 +103,10 @@ def chat_problem(body: Body) -> str | None:
                     f"have response messages: {', '.join(open_ids)}")
         if role == "assistant":
             open_ids = [c["id"] for c in message.get("tool_calls") or []]
+            for k, cid in enumerate(open_ids):
+                if len(str(cid)) > 40:
+                    return (f"Invalid 'messages[{i}].tool_calls[{k}].id': string too long. "
+                            "Expected a string with maximum length 40")
     if open_ids:
         return ("An assistant message with 'tool_calls' must be followed by tool messages "
                 "responding to each 'tool_call_id'. The following tool_call_ids did not have "
@@ -130,6 +141,9 @@ def anthropic_problem(body: Body) -> str | None:
             if kind == "thinking" and "signature" not in block:
                 return f"messages.{i}.content.{j}.thinking.signature: Field required"
             if kind == "tool_use":
+                if not _ANTHROPIC_ID.fullmatch(str(block.get("id"))):
+                    return (f"messages.{i}.content.{j}.tool_use.id: String should match "
+                            "pattern '^[a-zA-Z0-9_-]+$'")
                 if block.get("id") in seen_ids:
                     return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
                 seen_ids.add(block.get("id"))

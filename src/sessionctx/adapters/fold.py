@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from sessionctx.adapters.provider_step import Watch, provider_step
 from sessionctx.changes import Change, ChangeKind, Source, change_order
 from sessionctx.context import BuildOptions, Context, ContextBuilder, PendingCall, build_context
 from sessionctx.gcpause import paused_gc
@@ -132,9 +133,11 @@ class IncrementalFold:
     """The fold of a growing list of framework messages, kept between calls. Not safe to share
     between threads: `Conversations` gives each conversation its own, behind a lock."""
 
-    def __init__(self, convert: Convert, options: BuildOptions | None = None) -> None:
+    def __init__(self, convert: Convert, options: BuildOptions | None = None,
+                 joined: bool = False) -> None:
         self._convert = convert
         self._options = options or BuildOptions()
+        self._joined = joined  # consecutive assistant messages are one turn (provider_step)
         self._reset()
 
     def _reset(self) -> None:
@@ -142,20 +145,29 @@ class IncrementalFold:
         self._natives: list[list[tuple[int, Message]]] = []
         self._dropped: list[Change] = []
         self._builder = ContextBuilder(self._options)
+        self._watch = Watch(self._joined)
 
-    def run(self, objects: Sequence[Any]) -> Folded:
+    def run(self, objects: Sequence[Any], api: str | None = None,
+            model: str | None = None) -> Folded:
+        """The fold of `objects`; with `api`, also placed and named by that API's provider
+        step where the list gives it anything to do (`provider_step.Watch`)."""
         with paused_gc():
             seen = self._seen
             if len(objects) < len(seen) or not all(map(operator.is_, seen, objects)):
                 self._reset()
             builder, natives, convert = self._builder, self._natives, self._convert
+            watch = self._watch.add
             for i in range(len(self._seen), len(objects)):
                 pairs = convert(objects[i], i, self._dropped)
                 natives.append(pairs)
                 for j, message in pairs:
                     builder.append(make_record(message, Source(index=i, part=j)))
+                    watch(message)
             self._seen = list(objects)
-            return Folded(builder.context(), natives, list(self._dropped))
+            context = builder.context()
+            if api is not None and self._watch.needed:
+                context = provider_step(context, api, model, self._joined)
+            return Folded(context, natives, list(self._dropped))
 
 
 @dataclass(slots=True)
@@ -176,12 +188,13 @@ class Conversations:
 
     def __init__(self, convert: Convert | Callable[[], Convert],
                  options: BuildOptions | None = None, limit: int = CONVERSATIONS_KEPT, *,
-                 stateful: bool = False) -> None:
+                 stateful: bool = False, joined: bool = False) -> None:
         # a converter that keeps state between messages (`stateful`) is given as a class or
         # factory, and each conversation gets its own
         self._make: Callable[[], Convert] = (
             convert if stateful else lambda: convert)  # type: ignore[assignment,return-value]
         self._options = options
+        self._joined = joined  # consecutive assistant messages are one turn (provider_step)
         self._limit = limit
         self._slots: OrderedDict[Hashable, _Slot] = OrderedDict()
         self._reports: OrderedDict[str, Report] = OrderedDict()
@@ -191,22 +204,24 @@ class Conversations:
         return len(self._slots)
 
     @contextmanager
-    def fold(self, objects: Sequence[Any], conversation: str | None = None
-             ) -> Iterator[Folded]:
+    def fold(self, objects: Sequence[Any], conversation: str | None = None,
+             api: str | None = None, model: str | None = None) -> Iterator[Folded]:
         """The fold of `objects`, held for this conversation alone until the block ends (the
-        rebuilt list is made from it inside the block)."""
+        rebuilt list is made from it inside the block); with `api`, that API's provider step
+        applied too (`IncrementalFold.run`)."""
         key: Hashable = conversation if conversation is not None else (
             ("first", id(objects[0])) if len(objects) else ("empty",))
         with self._lock:
             slot = self._slots.get(key)
             if slot is None:
-                slot = self._slots[key] = _Slot(IncrementalFold(self._make(), self._options))
+                slot = self._slots[key] = _Slot(IncrementalFold(self._make(), self._options,
+                                                                 self._joined))
                 while len(self._slots) > self._limit:
                     self._slots.popitem(last=False)
             else:
                 self._slots.move_to_end(key)
         with slot.lock:
-            yield slot.fold.run(objects)
+            yield slot.fold.run(objects, api, model)
 
     def keep(self, report: Report) -> None:
         if report.conversation is None:

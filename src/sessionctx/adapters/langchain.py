@@ -55,10 +55,12 @@ from sessionctx.adapters.fold import (
     rebuild,
     stored_context,
 )
+from sessionctx.adapters.provider_step import call_ids
 from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions
 from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.messages import Message, calls
+from sessionctx.providers.wire import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
 from sessionctx.screenshots import OMITTED_NOTE
 from sessionctx.store import Store, open_store
 
@@ -76,17 +78,25 @@ class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     `options.note_unpaired` adds, after a call that was removed for want of a result, a user
     note saying it was interrupted and its outcome is unknown, so the model checks before it
     repeats it.
+
+    The list is also placed and named as the provider step of the API the model is called
+    through would (results right after their calls, no call id twice, ids of the API's
+    pattern): `provider` names it ("anthropic", "openai-chat", "openai-responses"); by
+    default it is told by each call's model (`ChatAnthropic`, `ChatOpenAI`), and where there
+    is none (the hook, `repair`) or another model, Chat Completions' rules are used.
     """
 
     def __init__(self, options: BuildOptions | None = None, *,
                  on_changes: OnChanges | None = None,
                  on_report: OnReport | None = None,
                  logger: logging.Logger | None = None,
-                 rewrite_state: bool = False) -> None:
+                 rewrite_state: bool = False,
+                 provider: str | None = None) -> None:
         super().__init__()
         self._conversations = Conversations(_natives, options)
         self._report = Reporter(logger or _LOG, on_changes, on_report)
         self._rewrite_state = rewrite_state
+        self._provider = provider
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -122,10 +132,12 @@ class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return {"llm_input_messages": list(self.repair(messages,
                                                        str(thread) if thread else None))}
 
-    def repair(self, messages: Sequence[BaseMessage],
-               conversation: str | None = None) -> Sequence[BaseMessage]:
-        """The messages the model should see; `messages` itself when nothing changes."""
-        with self._conversations.fold(messages, conversation) as folded:
+    def repair(self, messages: Sequence[BaseMessage], conversation: str | None = None,
+               model: Any = None) -> Sequence[BaseMessage]:
+        """The messages `model` (a chat model, or None) should be sent; `messages` itself when
+        nothing changes."""
+        api, name = self._provider or _api(model), _model_name(model)
+        with self._conversations.fold(messages, conversation, api, name) as folded:
             if not folded.changed:
                 return messages
             self._conversations.keep(self._report(folded.changes, conversation,
@@ -139,10 +151,28 @@ class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         messages = request.messages
-        repaired = self.repair(messages, _thread(request.runtime))
+        repaired = self.repair(messages, _thread(request.runtime), request.model)
         if repaired is messages:
             return request
         return request.override(messages=list(repaired))  # type: ignore[arg-type]
+
+
+def _api(model: Any) -> str:
+    """The API a LangChain chat model calls (Chat Completions' for one it does not know)."""
+    model = getattr(model, "bound", model)  # a model with tools bound
+    kind = getattr(model, "_llm_type", None) if model is not None else None
+    if kind == "anthropic-chat":
+        return ANTHROPIC
+    if isinstance(kind, str) and kind.endswith("openai-chat") and \
+            getattr(model, "use_responses_api", None) is True:
+        return OPENAI_RESPONSES
+    return OPENAI_CHAT
+
+
+def _model_name(model: Any) -> str | None:
+    model = getattr(model, "bound", model)
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    return name if isinstance(name, str) else None
 
 
 def _thread(runtime: Any) -> str | None:
@@ -268,41 +298,75 @@ def _image(part: dict[str, Any]) -> dict[str, Any] | None:
 # -- the context -> BaseMessage ---------------------------------------------------------------
 
 def _rewritten(original: BaseMessage, native: Message) -> BaseMessage:
-    """The original message as the context has it: less its dropped calls, or with its older
-    screenshots replaced by a note."""
+    """The original message as the context has it: less its dropped calls, its calls and
+    result under the ids the provider step gave them, or with its older screenshots replaced
+    by a note."""
     if isinstance(original, AIMessage):
-        kept = {c.id for c in calls(native)}
-        return _without_calls(original, kept)
+        return _with_calls(original, call_ids(native))
+    update: dict[str, Any] = {}
+    if isinstance(original, ToolMessage) and native.get("toolCallId") != original.tool_call_id:
+        update["tool_call_id"] = native.get("toolCallId")
     kept_items = {b[_ITEM] for b in native.get("content", []) if _ITEM in b}
     content = original.content
-    if not isinstance(content, list):
-        return original
-    new = [part if not (isinstance(part, dict) and _is_image(part)) or k in kept_items
-           else {"type": "text", "text": OMITTED_NOTE} for k, part in enumerate(content)]
-    return original.model_copy(update={"content": new})
+    if isinstance(content, list) and any(isinstance(part, dict) and _is_image(part)
+                                         and k not in kept_items
+                                         for k, part in enumerate(content)):
+        update["content"] = [
+            part if not (isinstance(part, dict) and _is_image(part)) or k in kept_items
+            else {"type": "text", "text": OMITTED_NOTE} for k, part in enumerate(content)]
+    return original.model_copy(update=update) if update else original
 
 
-def _without_calls(message: AIMessage, kept: set[str | None]) -> AIMessage:
+def _with_calls(message: AIMessage, ids: dict[str | None, list[str | None]]) -> AIMessage:
+    """The message with only the calls `ids` names (by the id each has), each under its new
+    id, wherever LangChain keeps a call: `tool_calls`, `invalid_tool_calls`, the content's
+    call blocks, OpenAI-style `additional_kwargs`."""
     content = message.content
     if isinstance(content, list):
+        new_id = _renamer(ids, _block_call_id)
         gone = [isinstance(b, dict) and b.get("type") in _CALL_BLOCKS
-                and _block_call_id(b) not in kept for b in content]
+                and _block_call_id(b) not in ids for b in content]
         # Responses asks that reasoning be followed by the item it produced: reasoning whose
         # next block was a call taken out, or that nothing follows any more, goes with it
-        content = [b for k, b in enumerate(content) if not gone[k] and not (
-            isinstance(b, dict) and b.get("type") == "reasoning"
-            and not any(not g for g in gone[k + 1:]) and (any(gone[k + 1:]) or not kept))]
+        content = [new_id(b) if isinstance(b, dict) and b.get("type") in _CALL_BLOCKS else b
+                   for k, b in enumerate(content) if not gone[k] and not (
+                       isinstance(b, dict) and b.get("type") == "reasoning"
+                       and not any(not g for g in gone[k + 1:])
+                       and (any(gone[k + 1:]) or not ids))]
     extra = dict(message.additional_kwargs)
     if isinstance(extra.get("tool_calls"), list):
-        left = [c for c in extra["tool_calls"] if isinstance(c, dict) and c.get("id") in kept]
+        new_id = _renamer(ids, lambda c: c.get("id"))
+        left = [new_id(c) for c in extra["tool_calls"] if isinstance(c, dict)
+                and c.get("id") in ids]
         if left:
             extra["tool_calls"] = left
         else:
             extra.pop("tool_calls")
+    calls_as = _renamer(ids, lambda c: c.get("id"))
     return message.model_copy(update={
         "content": content, "additional_kwargs": extra,
-        "tool_calls": [c for c in message.tool_calls if c.get("id") in kept],
-        "invalid_tool_calls": [c for c in message.invalid_tool_calls if c.get("id") in kept]})
+        "tool_calls": [calls_as(c) for c in message.tool_calls if c.get("id") in ids],
+        "invalid_tool_calls": [calls_as(c) for c in message.invalid_tool_calls
+                               if c.get("id") in ids]})
+
+
+def _renamer(ids: dict[str | None, list[str | None]],
+             id_of: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A copy of each call given, in order, under the next new id its old id has (the call
+    itself when that is its own). One renamer per place a call is kept, as each place lists
+    every call once."""
+    left = {old: list(new) for old, new in ids.items()}
+
+    def renamed(call: Any) -> Any:
+        old = id_of(call)
+        queue = left.get(old)
+        new = queue.pop(0) if queue else old
+        if new == old:
+            return call
+        key = "call_id" if isinstance(call, dict) and call.get("type") == "function_call" \
+            else "id"
+        return {**call, key: new}
+    return renamed
 
 
 def _block_call_id(block: dict[str, Any]) -> Any:

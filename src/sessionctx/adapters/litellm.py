@@ -14,12 +14,14 @@ type is read in its own shape: chat `messages` (completion), an Anthropic Messag
 request the provider would accept goes out as it came; nothing is invented: a call with no
 result is left out (its message kept if it says anything else) and listed as pending.
 
-Chat messages are folded (tool pairing, older browser screenshots): unchanged ones go out as
-the very objects given, an assistant message that lost a call goes out without it; what the
-provider would still refuse (a user message between a call and its result, one call id twice)
-goes through the same request repair as `build --provider` and the proxy
-(`sessionctx.providers.wire.repair_request`), as do Anthropic and Responses bodies. Every
-change is logged to `sessionctx.adapters.litellm` and given to `on_changes` / `on_report`.
+Chat messages are folded (tool pairing, older browser screenshots) and placed and named by
+Chat Completions' provider step, the one `build --provider` runs (results right after their
+calls, no call id twice, ids of the API's pattern: `adapters/provider_step.py`): unchanged
+ones go out as the very objects given, an assistant message that lost a call goes out without
+it, a call or result the step renamed goes out under its new id. Anthropic and Responses bodies
+go through the request repair the proxy runs (`sessionctx.providers.wire.repair_request`),
+which runs that same provider step. Every change is logged to `sessionctx.adapters.litellm` and
+given to `on_changes` / `on_report`.
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ from sessionctx.adapters.fold import (
     Reporter,
     rebuild,
 )
+from sessionctx.adapters.provider_step import call_ids
 from sessionctx.changes import Change
 from sessionctx.context import BuildOptions
 from sessionctx.formats.common import data_url_image, text_block
-from sessionctx.messages import Message, calls
-from sessionctx.providers.request import validate
+from sessionctx.messages import Message
 from sessionctx.providers.wire import repair_request
 from sessionctx.screenshots import OMITTED_NOTE
 
@@ -80,33 +82,24 @@ class SessionctxLogger(CustomLogger):
     def repair(self, messages: Sequence[Any], conversation: str | None = None,
                model: str | None = None) -> Sequence[Any]:
         """Chat messages to send; `messages` itself when nothing changes."""
-        with self._conversations.fold(messages, conversation) as folded:
-            changes = folded.changes
-            pending = list(folded.context.pending_calls)
+        with self._conversations.fold(messages, conversation, OPENAI_CHAT, model) as folded:
+            if not folded.changed and not folded.context.pending_calls:
+                return messages
             out: Sequence[Any] = messages
             if folded.changed:
                 out = rebuild(messages, folded, lambda note: {"role": "user", "content": note},
                               lambda original, parts: _rewritten(original, parts[0][1]))
-        body = {"messages": [_as_dict(m) for m in out], **({"model": model} if model else {})}
-        wire = None
-        if validate(_as_litellm_sends(body), OPENAI_CHAT, model):
-            wire = self._wire(OPENAI_CHAT, body, force=True)
-        if wire is not None:
-            out = wire.body["messages"]
-            changes = [*changes, *wire.changes]
-            pending += wire.pending_calls
-        if changes or pending:
-            self._conversations.keep(self._report(changes, conversation, pending))
+            self._conversations.keep(self._report(folded.changes, conversation,
+                                                  list(folded.context.pending_calls)))
         return out
 
     def report(self, conversation: str) -> Report | None:
         """The latest changes and pending calls of a conversation named by its session id."""
         return self._conversations.report(conversation)
 
-    def _wire(self, api: str, body: dict[str, Any], force: bool = False) -> Any:
+    def _wire(self, api: str, body: dict[str, Any]) -> Any:
         """`body` through the request repair, or None when the provider would accept it."""
-        fixed = repair_request(api, body, note_unpaired=self._options.note_unpaired,
-                               force=force)
+        fixed = repair_request(api, body, note_unpaired=self._options.note_unpaired)
         return fixed if fixed.changed else None
 
     def _repaired(self, data: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
@@ -148,19 +141,6 @@ class SessionctxLogger(CustomLogger):
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any,
                                   data: dict[str, Any], call_type: Any) -> dict[str, Any]:
         return self._repaired(data, call_type) or data
-
-
-def _as_litellm_sends(body: dict[str, Any]) -> dict[str, Any]:
-    """Chat messages as LiteLLM itself sends them on: the images of a tool message go in a
-    user message after it, so they are no reason to rebuild the request."""
-    messages = []
-    for m in body["messages"]:
-        content = m.get("content")
-        if m.get("role") == "tool" and isinstance(content, list):
-            m = {**m, "content": [p for p in content
-                                  if not (isinstance(p, dict) and p.get("type") == "image_url")]}
-        messages.append(m)
-    return {**body, "messages": messages}
 
 
 def _conversation(data: dict[str, Any]) -> str | None:
@@ -242,16 +222,23 @@ def _rewritten(original: Any, native: Message) -> Any:
     screenshots replaced by a note."""
     m = dict(_as_dict(original))
     if m.get("role") == "assistant":
-        kept = {c.id for c in calls(native)}
-        tool_calls = [c for c in m.get("tool_calls") or [] if _as_dict(c).get("id") in kept]
+        ids = {old: list(new) for old, new in call_ids(native).items()}
+        tool_calls = []
+        for call in m.get("tool_calls") or []:
+            old = _as_dict(call).get("id")
+            if old in ids:
+                new = ids[old].pop(0) if ids[old] else old
+                tool_calls.append(call if new == old else {**_as_dict(call), "id": new})
         if tool_calls:
             m["tool_calls"] = tool_calls
         else:
             m.pop("tool_calls", None)
         if m.get("function_call") and not any(
-                isinstance(i, str) and i.startswith("function_call_") for i in kept):
+                isinstance(i, str) and i.startswith("function_call_") for i in ids):
             m.pop("function_call")
         return m
+    if m.get("role") == "tool" and native.get("toolCallId") != m.get("tool_call_id"):
+        m["tool_call_id"] = native.get("toolCallId")
     content = m.get("content")
     if isinstance(content, list):
         kept_items = {b[_ITEM] for b in native.get("content", []) if _ITEM in b}

@@ -53,6 +53,7 @@ from sessionctx.changes import Change, Source, change_order
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
 from sessionctx.providers import build_from_messages
+from sessionctx.providers.wire import OPENAI_CHAT, OPENAI_RESPONSES
 from sessionctx.records import Record
 from sessionctx.store import SessionChanged, Store, open_store
 
@@ -218,26 +219,37 @@ class RepairModelInput:
     """A `call_model_input_filter`: the run's input items repaired before each model call.
 
     Each conversation keeps the fold of the input it saw last, so each call costs only the new
-    items; one instance serves concurrent runs.
+    items; one instance serves concurrent runs. The items are also placed and named as the
+    provider step of the API the agent's model calls would (results right after their calls,
+    no call id twice, ids of the API's pattern): the Responses API's, or Chat Completions' for
+    an `OpenAIChatCompletionsModel`, unless `provider` names another.
     """
 
     def __init__(self, options: BuildOptions | None = None, *,
                  on_changes: OnChanges | None = None,
                  on_report: OnReport | None = None,
-                 logger: logging.Logger | None = None) -> None:
-        self._conversations = Conversations(_natives, options)
+                 logger: logging.Logger | None = None,
+                 provider: str | None = None) -> None:
+        # one item, one message: parallel calls are consecutive messages of one turn
+        self._conversations = Conversations(_natives, options, joined=True)
         self._report = Reporter(logger or _LOG, on_changes, on_report)
+        self._provider = provider
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
-        items = self.repair(model_data.input)
+        items = self.repair(model_data.input, None, getattr(data.agent, "model", None))
         if items is model_data.input:
             return model_data
         return ModelInputData(input=items, instructions=model_data.instructions)
 
-    def repair(self, items: list[Any], conversation: str | None = None) -> list[Any]:
-        """The items the model should see; `items` itself when nothing changes."""
-        with self._conversations.fold(items, conversation) as folded:
+    def repair(self, items: list[Any], conversation: str | None = None,
+               model: Any = None) -> list[Any]:
+        """The items `model` (an Agents SDK model or model name, or None) should be sent;
+        `items` itself when nothing changes."""
+        api = self._provider or _api(model)
+        name = model if isinstance(model, str) else getattr(model, "model", None)
+        with self._conversations.fold(items, conversation, api,
+                                      name if isinstance(name, str) else None) as folded:
             if not folded.changed:
                 return items
             natives = folded.natives
@@ -294,6 +306,13 @@ class RepairedSession:
     def report(self) -> Report | None:
         """This session's latest changes and pending calls, if any were made."""
         return self._repair.report(self.session_id)
+
+
+def _api(model: Any) -> str:
+    """The API an Agents SDK model calls: Chat Completions' for its chat model, else the
+    Responses API's."""
+    name = type(model).__name__
+    return OPENAI_CHAT if name == "OpenAIChatCompletionsModel" else OPENAI_RESPONSES
 
 
 def _natives(item: Any, index: int, dropped: list[Change]) -> list[tuple[int, Message]]:

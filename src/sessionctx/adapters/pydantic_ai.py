@@ -14,7 +14,9 @@ with no call is dropped), the returns pydantic-ai makes up for interrupted calls
 tool's outcome, so they are dropped and their call with them), browser screenshots in older tool
 returns, and the latest `CompactionPart`, before which nothing is sent, as pydantic-ai itself
 reads a compacted history (a provider's compaction from its part on; an application's summary
-from its request on).
+from its request on). Then what the provider step of the API the run's model calls would place
+and name (results right after their calls, no call id twice, ids of the API's pattern), as
+`build --provider` does.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from pydantic_ai import RunContext
 from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import ProcessHistory
 
@@ -30,6 +33,7 @@ from sessionctx.adapters.fold import Conversations, OnChanges, OnReport, Report,
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
+from sessionctx.providers.wire import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES
 from sessionctx.screenshots import OMITTED_NOTE
 
 __all__ = ["SessionctxHistory", "history_capability"]
@@ -48,23 +52,32 @@ class SessionctxHistory:
     model request costs only its new messages. `on_changes` receives every change made to a
     request, `on_report` the changes with the calls left pending; each change is also logged to
     `sessionctx.adapters.pydantic_ai`.
+
+    The API whose provider step applies is told by the run's model (Anthropic, OpenAI Chat or
+    Responses, Google), or named by `provider`; a model it does not know, or none (`process`,
+    `clean` called directly), gets Chat Completions' rules.
     """
 
     def __init__(self, options: BuildOptions | None = None, *,
                  on_changes: OnChanges | None = None,
                  on_report: OnReport | None = None,
-                 logger: logging.Logger | None = None) -> None:
+                 logger: logging.Logger | None = None,
+                 provider: str | None = None) -> None:
         self._conversations = Conversations(_natives, options)
         self._report = Reporter(logger or _LOG, on_changes, on_report)
+        self._provider = provider
 
-    async def __call__(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
-        return self.process(messages)
+    async def __call__(self, ctx: RunContext[Any],
+                       messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+        return self.process(messages, ctx.model)
 
-    def process(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
-        """The history the model should see, as pydantic-ai messages."""
-        return self._processed(messages)[0]
+    def process(self, messages: list[pm.ModelMessage],
+                model: Any = None) -> list[pm.ModelMessage]:
+        """The history `model` (a pydantic-ai model, or None) should see."""
+        return self._processed(messages, model)[0]
 
-    def clean(self, messages: list[pm.ModelMessage]) -> tuple[list[pm.ModelMessage], Report]:
+    def clean(self, messages: list[pm.ModelMessage],
+              model: Any = None) -> tuple[list[pm.ModelMessage], Report]:
         """A stored history made fit to pass as `message_history`, with what was changed and
         the calls left pending. pydantic-ai refuses a history that ends on a call with no
         return before any processor runs; this is the way to resume one:
@@ -72,11 +85,14 @@ class SessionctxHistory:
             history, report = SessionctxHistory().clean(stored)
             agent.run_sync("go on", message_history=history)
         """
-        return self._processed(messages)
+        return self._processed(messages, model)
 
-    def _processed(self, messages: list[pm.ModelMessage]
+    def _processed(self, messages: list[pm.ModelMessage], model: Any
                    ) -> tuple[list[pm.ModelMessage], Report]:
-        with self._conversations.fold(messages) as folded:
+        api = self._provider or _api(model)
+        name = getattr(model, "model_name", None)
+        with self._conversations.fold(messages, None, api,
+                                      name if isinstance(name, str) else None) as folded:
             report = self._report(folded.changes, None, folded.context.pending_calls)
             if not folded.changed:
                 return messages, report
@@ -92,6 +108,17 @@ def history_capability(options: BuildOptions | None = None, *,
     """`ProcessHistory(SessionctxHistory(...))`, for `Agent(..., capabilities=[...])`."""
     return ProcessHistory(SessionctxHistory(options, on_changes=on_changes,
                                             on_report=on_report, logger=logger))
+
+
+_APIS = {"AnthropicModel": ANTHROPIC, "OpenAIResponsesModel": OPENAI_RESPONSES,
+         "GoogleModel": GEMINI, "GeminiModel": GEMINI}
+
+
+def _api(model: Any) -> str:
+    """The API a pydantic-ai model calls (Chat Completions' for one it does not know)."""
+    while hasattr(model, "wrapped"):  # an instrumented or wrapper model
+        model = model.wrapped
+    return _APIS.get(type(model).__name__, OPENAI_CHAT)
 
 
 # -- ModelMessage -> native messages ------------------------------------------------------------
@@ -185,16 +212,28 @@ def _changed(original: pm.ModelMessage, parts: list[tuple[int, Message]]) -> pm.
     """A message the context changed: a response less its dropped calls, a request with its
     parts as the context has them."""
     if isinstance(original, pm.ModelResponse):
-        return replace(original, parts=[original.parts[block[_PART]] for _, native in parts
+        return replace(original, parts=[_response_part(original.parts[block[_PART]], block)
+                                        for _, native in parts
                                         for block in native["content"] if _PART in block])
     # a compaction part's checkpoint never reaches the context: each part comes once
     return replace(original, parts=[_request_part(original.parts[j], native)
                                     for j, native in parts])
 
 
+def _response_part(part: Any, block: dict[str, Any]) -> Any:
+    """A call part under the id the provider step gave it; any other part as it is."""
+    if isinstance(part, pm.BaseToolCallPart) and block.get("type") == "toolCall" and \
+            block.get("id") != part.tool_call_id:
+        return replace(part, tool_call_id=block["id"])
+    return part
+
+
 def _request_part(part: Any, native: Message) -> Any:
-    """The part as the context has it: itself, or a tool return whose older screenshots are
-    replaced by a note."""
+    """The part as the context has it: itself, a return under the id the provider step gave
+    its call, or a tool return whose older screenshots are replaced by a note."""
+    if isinstance(part, pm.BaseToolReturnPart | pm.RetryPromptPart) and \
+            native.get("role") == "toolResult" and native.get("toolCallId") != part.tool_call_id:
+        part = replace(part, tool_call_id=native["toolCallId"])
     if not isinstance(part, pm.BaseToolReturnPart):
         return part
     kept = {block[_ITEM] for block in native["content"] if _ITEM in block}

@@ -110,7 +110,14 @@ def items_of(context: Context, original: Callable[[Source], tuple[list[Item], Me
 
 
 def _changed(item: Item, message: Message) -> Item:
-    """An output whose screenshots the fold replaced: the kept parts, a note for the others."""
+    """A call or output under the id the provider step gave it, or an output whose screenshots
+    the fold replaced: the kept parts, a note for the others."""
+    if "call_id" in item:
+        new = message.get("toolCallId") if message.get("role") == "toolResult" else next(
+            (b.get("id") for b in message.get("content", []) if isinstance(b, dict)
+             and b.get("type") == "toolCall"), item["call_id"])
+        if new != item["call_id"]:
+            item = {**item, "call_id": new}
     output = item.get("output")
     if not isinstance(output, list):
         return item

@@ -1,0 +1,231 @@
+"""Each provider rule the strict stub enforces on tool calls, through each framework adapter with
+the framework's own client: a user message between a call and its result, one call id used
+twice, an id outside the API's pattern or over its length. Each history is first sent without
+the adapter and refused (so the case is real), then with it and accepted, with the provider
+step's change reported."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from sessionctx.adapters.fold import Report
+from sessionctx.changes import ChangeKind
+from tests.strict_stub import StrictStub, serve
+
+for module in ("pydantic_ai", "agents", "langchain", "langchain_anthropic", "langchain_openai"):
+    pytest.importorskip(module)
+
+LONG = "call_" + "x" * 70  # over Chat Completions' 40 characters and Responses' 64
+# each shape: the steps of a history, and the change the provider step reports for it
+SHAPES: dict[str, tuple[list[tuple[str, Any]], ChangeKind]] = {
+    "between": ([("user", "look it up"), ("calls", ["call_1"]), ("user", "and hurry"),
+                 ("result", "call_1")], ChangeKind.RESULTS_MOVED),
+    "duplicate": ([("user", "look it up"), ("calls", ["call_1"]), ("result", "call_1"),
+                   ("user", "again"), ("calls", ["call_1"]), ("result", "call_1")],
+                  ChangeKind.DUPLICATE_ID_RENAMED),
+    "pattern": ([("user", "look it up"), ("calls", ["functions.lookup:0"]),
+                 ("result", "functions.lookup:0")], ChangeKind.ID_REWRITTEN),
+    "long": ([("user", "look it up"), ("calls", [LONG]), ("result", LONG)],
+             ChangeKind.ID_REWRITTEN),
+}
+# what each API of the stub refuses of them (the others it accepts as they are)
+REFUSED = {"anthropic": ("between", "duplicate", "pattern"), "openai-chat": ("between", "long"),
+           "openai-responses": ("long",)}
+CASES = [(api, shape) for api, shapes in REFUSED.items() for shape in shapes]
+# what a framework's client already puts right itself: the stub accepts it without the adapter
+# (pydantic-ai joins consecutive requests, tool returns first, before any processor runs;
+# langchain-anthropic rewrites an id outside Anthropic's pattern), and with it too
+CLIENT_DOES_IT = {("pydantic-ai", "anthropic", "between"),
+                  ("pydantic-ai", "openai-chat", "between"), ("langchain", "anthropic", "pattern")}
+
+Send = Callable[[StrictStub, list[tuple[str, Any]], list[Report] | None], None]
+
+
+# -- LangChain: create_agent with ChatAnthropic / ChatOpenAI --------------------------------------
+
+def _langchain(api: str) -> Send:
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from pydantic import SecretStr
+
+    from sessionctx.adapters.langchain import SessionctxMiddleware
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look something up."""
+        return "found"
+
+    def send(stub: StrictStub, steps: list[tuple[str, Any]],
+             reports: list[Report] | None) -> None:
+        history: list[BaseMessage] = []
+        for kind, value in steps:
+            if kind == "user":
+                history.append(HumanMessage(value))
+            elif kind == "calls":
+                history.append(AIMessage("", tool_calls=[
+                    {"name": "lookup", "args": {"q": "x"}, "id": cid, "type": "tool_call"}
+                    for cid in value]))
+            else:
+                history.append(ToolMessage("found", tool_call_id=value))
+        model: Any
+        if api == "anthropic":
+            from langchain_anthropic import ChatAnthropic
+            model = ChatAnthropic(model_name="claude-sonnet-4-5", base_url=stub.url,
+                                  api_key=SecretStr("test"), max_retries=0, timeout=30,
+                                  stop=None)
+        else:
+            from langchain_openai import ChatOpenAI
+            model = ChatOpenAI(model="gpt-4o", base_url=f"{stub.url}/v1",
+                               api_key=SecretStr("test"),
+                               max_retries=0, use_responses_api=api == "openai-responses")
+        middleware = [] if reports is None else [SessionctxMiddleware(on_report=reports.append)]
+        agent = create_agent(model, [lookup], middleware=middleware)
+        agent.invoke({"messages": history})  # type: ignore[call-overload]
+
+    return send
+
+
+# -- pydantic-ai: an Agent on AnthropicModel / OpenAIChatModel / OpenAIResponsesModel -------------
+
+def _pydantic_ai(api: str) -> Send:
+    from pydantic_ai import Agent
+    from pydantic_ai import messages as pm
+
+    from sessionctx.adapters.pydantic_ai import history_capability
+
+    def send(stub: StrictStub, steps: list[tuple[str, Any]],
+             reports: list[Report] | None) -> None:
+        history: list[pm.ModelMessage] = []
+        for kind, value in steps:
+            if kind == "user":
+                history.append(pm.ModelRequest(parts=[pm.UserPromptPart(value)]))
+            elif kind == "calls":
+                history.append(pm.ModelResponse(parts=[
+                    pm.ToolCallPart("lookup", {"q": "x"}, tool_call_id=cid) for cid in value]))
+            else:
+                history.append(pm.ModelRequest(parts=[
+                    pm.ToolReturnPart("lookup", "found", tool_call_id=value)]))
+        model: Any
+        if api == "anthropic":
+            from anthropic import AsyncAnthropic
+            from pydantic_ai.models.anthropic import AnthropicModel
+            from pydantic_ai.providers.anthropic import AnthropicProvider
+            client = AsyncAnthropic(base_url=stub.url, api_key="test", max_retries=0)
+            model = AnthropicModel("claude-sonnet-4-5",
+                                   provider=AnthropicProvider(anthropic_client=client))
+        else:
+            from openai import AsyncOpenAI
+            from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+            from pydantic_ai.providers.openai import OpenAIProvider
+            provider = OpenAIProvider(openai_client=AsyncOpenAI(
+                base_url=f"{stub.url}/v1", api_key="test", max_retries=0))
+            kind_of = OpenAIResponsesModel if api == "openai-responses" else OpenAIChatModel
+            model = kind_of("gpt-4o", provider=provider)
+        capabilities = [] if reports is None else [history_capability(on_report=reports.append)]
+        Agent(model, capabilities=capabilities).run_sync("go on", message_history=history)
+
+    return send
+
+
+# -- OpenAI Agents: Runner with OpenAIResponsesModel / OpenAIChatCompletionsModel ----------------
+
+def _agents(api: str) -> Send:
+    import openai
+    from agents import Agent, RunConfig, Runner, set_tracing_disabled
+    from agents.models.openai_chatcompletions import OpenAIChatCompletionsModel
+    from agents.models.openai_responses import OpenAIResponsesModel
+
+    from sessionctx.adapters.openai_agents import RepairModelInput
+
+    set_tracing_disabled(True)
+
+    def send(stub: StrictStub, steps: list[tuple[str, Any]],
+             reports: list[Report] | None) -> None:
+        items: list[Any] = []
+        for kind, value in steps:
+            if kind == "user":
+                items.append({"role": "user", "content": value})
+            elif kind == "calls":
+                items += [{"type": "function_call", "call_id": cid, "name": "lookup",
+                           "arguments": '{"q": "x"}'} for cid in value]
+            else:
+                items.append({"type": "function_call_output", "call_id": value,
+                              "output": "found"})
+        client = openai.AsyncOpenAI(base_url=f"{stub.url}/v1", api_key="test", max_retries=0)
+        kind_of = OpenAIChatCompletionsModel if api == "openai-chat" else OpenAIResponsesModel
+        agent: Agent[Any] = Agent(name="ops", model=kind_of(model="gpt-4o",
+                                                            openai_client=client))
+        config = RunConfig() if reports is None else RunConfig(
+            call_model_input_filter=RepairModelInput(on_report=reports.append))
+        asyncio.run(Runner.run(agent, items, run_config=config))
+
+    return send
+
+
+FRAMEWORKS: dict[str, Callable[[str], Send]] = {
+    "langchain": _langchain, "pydantic-ai": _pydantic_ai, "openai-agents": _agents}
+# the APIs each framework's client is tested on
+CLIENTS = {"langchain": ("anthropic", "openai-chat", "openai-responses"),
+           "pydantic-ai": ("anthropic", "openai-chat", "openai-responses"),
+           "openai-agents": ("openai-chat", "openai-responses")}
+
+
+@pytest.mark.parametrize(("framework", "api", "shape"), [
+    (framework, api, shape) for framework, apis in CLIENTS.items()
+    for api, shape in CASES if api in apis])
+def test_the_stub_refuses_the_shape_and_the_adapter_sends_it_placed_and_named(
+        framework: str, api: str, shape: str) -> None:
+    steps, kind = SHAPES[shape]
+    send = FRAMEWORKS[framework](api)
+    with serve() as stub:
+        if (framework, api, shape) in CLIENT_DOES_IT:
+            send(stub, steps, None)
+            assert not stub.refused()
+        else:
+            with pytest.raises(Exception):  # noqa: B017 - each client raises its own error
+                send(stub, steps, None)
+            assert stub.refused(), "the shape must be refused without the adapter"
+        refused = len(stub.requests)
+        reports: list[Report] = []
+        send(stub, steps, reports)
+        sent = stub.requests[refused:]
+        assert sent and not [r["problem"] for r in sent if r["problem"]]
+        assert all(r["kind"] == _kind(api) for r in sent)
+    if (framework, api, shape) not in CLIENT_DOES_IT or framework == "langchain":
+        assert kind in {c.kind for report in reports for c in report.changes}
+
+
+def _kind(api: str) -> str:
+    return {"anthropic": "anthropic", "openai-chat": "chat", "openai-responses": "responses"}[api]
+
+
+def test_parallel_calls_kept_one_item_each_are_one_turn_for_the_agents_adapter() -> None:
+    """The Agents SDK keeps each parallel call as an item of its own: they are one turn, so
+    their outputs after the last of them are in place, and an id to rename is still found."""
+    pytest.importorskip("agents")
+    from sessionctx.adapters.openai_agents import RepairModelInput
+
+    def items(first: str) -> list[Any]:
+        return [{"role": "user", "content": "look both up"},
+                {"type": "function_call", "call_id": first, "name": "lookup", "arguments": "{}"},
+                {"type": "function_call", "call_id": "call_2", "name": "lookup",
+                 "arguments": "{}"},
+                {"type": "function_call_output", "call_id": first, "output": "a"},
+                {"type": "function_call_output", "call_id": "call_2", "output": "b"},
+                {"role": "user", "content": "thanks"}]
+
+    plain = items("call_1")
+    for api in ("openai-responses", "openai-chat"):
+        assert RepairModelInput(provider=api).repair(plain) is plain
+    long = items(LONG)
+    reports: list[Report] = []
+    out = RepairModelInput(on_report=reports.append).repair(long)
+    assert [i.get("type") for i in out] == [i.get("type") for i in long]
+    assert out[1]["call_id"] == out[3]["call_id"] != LONG and len(out[1]["call_id"]) <= 64
+    assert out[2] is long[2] and out[4] is long[4]
+    assert [c.kind for c in reports[0].changes] == [ChangeKind.ID_REWRITTEN]
