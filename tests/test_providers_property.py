@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sessionctx.changes import ChangeKind
 from sessionctx.context import build_context
 from sessionctx.providers import (
     PROVIDERS,
@@ -139,7 +140,7 @@ def test_every_provider_body_is_valid_from_raw_messages(messages: list[Msg]) -> 
     for provider in PROVIDERS:
         req = build_from_messages(messages, None, provider, options=PLACEHOLDERS)
         _check(messages, provider, req.body)
-        dropped_calls = sum(1 for c in req.changes if c.kind == policies.CALL_WITHOUT_RESULT)
+        dropped_calls = sum(1 for c in req.changes if c.kind == ChangeKind.CALL_WITHOUT_RESULT)
         stored = sum(1 for m in messages if m["role"] == "assistant" for b in m["content"]
                      if b["type"] == "toolCall")
         sent = json.dumps(req.body).count('"toolUse"') + json.dumps(req.body).count(
@@ -167,7 +168,7 @@ def _built(messages: list[Msg], provider: str) -> tuple[str, list[str]]:
 
 def _read_as_irregular(reader: Any, messages: list[Msg]) -> list[Any]:
     turns = READ(reader, messages)
-    reader.regular = False
+    reader.placed.regular = False
     return turns
 
 
@@ -198,10 +199,10 @@ def test_a_history_with_results_in_place_takes_the_short_path() -> None:
     cap, model = capability("anthropic")
     reader = policies.Reader(policies.Prepared([], []), cap, True, model)
     reader.read(messages)
-    assert reader.regular and reader.settle == [1]
+    assert reader.placed.regular and reader.settle == [1]
     foreign = policies.Reader(policies.Prepared([], []), cap, True, "claude-opus-5")
     foreign.read(messages)  # reasoning another model wrote is dropped as it is read
-    assert foreign.regular and foreign.settle == []
+    assert foreign.placed.regular and foreign.settle == []
     body = json.loads(_built(messages, "anthropic")[0])
     assert body["messages"][1]["content"][0]["type"] == "thinking"  # same model: replayed
     assert body["messages"][2]["content"][0]["content"][0]["text"] == policies.EMPTY_OUTPUT

@@ -67,7 +67,7 @@ def test_anthropic_results_first_in_next_user_message() -> None:
     body, kinds = build("anthropic", *PARALLEL)
     content = body["messages"][2]["content"]
     assert [b["type"] for b in content] == ["tool_result", "tool_result", "text"]
-    assert policies.RESULTS_MOVED in kinds
+    assert ChangeKind.RESULTS_MOVED in kinds
 
 
 def test_bedrock_results_in_next_user_message() -> None:
@@ -114,7 +114,7 @@ def test_gemini_first_call_carries_a_thought_signature() -> None:
     calls = body["contents"][1]["parts"]
     assert calls[0]["thoughtSignature"] == "skip_thought_signature_validator"
     assert "thoughtSignature" not in calls[1]
-    assert policies.CALL_SIGNATURE_ADDED in kinds
+    assert ChangeKind.CALL_SIGNATURE_ADDED in kinds
     body2, _ = build("gemini", *PARALLEL, model="gemini-2.5-pro")
     assert "thoughtSignature" not in body2["contents"][1]["parts"][0]
 
@@ -131,7 +131,7 @@ def test_gemini_corrupted_signature_is_not_replayed(model: str) -> None:
     parts = body["contents"][1]["parts"]
     assert [p.get("thought") for p in parts] == [None, None]  # the reasoning is not replayed
     assert parts[1].get("thoughtSignature") in (None, "skip_thought_signature_validator")
-    assert kinds.count(policies.SIGNATURE_CORRUPT) == 1
+    assert kinds.count(ChangeKind.SIGNATURE_CORRUPT) == 1
     fine = assistant({"type": "thinking", "thinking": "plan", "thinkingSignature": good},
                      text("running"), {**call("a"), "thoughtSignature": good},
                      api="google-generative-ai", model=model)
@@ -139,7 +139,7 @@ def test_gemini_corrupted_signature_is_not_replayed(model: str) -> None:
     parts = body["contents"][1]["parts"]
     assert parts[0] == {"text": "plan", "thought": True, "thoughtSignature": good}
     assert parts[2]["thoughtSignature"] == good
-    assert policies.SIGNATURE_CORRUPT not in kinds
+    assert ChangeKind.SIGNATURE_CORRUPT not in kinds
 
 
 def test_orphan_result_is_never_sent() -> None:
@@ -148,7 +148,7 @@ def test_orphan_result_is_never_sent() -> None:
                                               "content": [text("x")]}]
     req = policies.prepare(msgs, None, capability("anthropic")[0], "claude-opus-4-8")
     assert all(b["type"] != policies.RESULT for _, blocks, _ in req.turns for b in blocks)
-    assert policies.RESULT_WITHOUT_CALL in [c.kind for c in req.changes]
+    assert ChangeKind.RESULT_WITHOUT_CALL in [c.kind for c in req.changes]
 
 
 def raw_build(provider: str, *messages: Msg) -> tuple[dict[str, Any], list[str]]:
@@ -166,14 +166,14 @@ def test_result_before_its_call_does_not_hide_the_later_result() -> None:
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert body["messages"][2]["content"][0]["content"][0]["text"] == "on time"
     assert "too early" not in json.dumps(body)
-    assert policies.RESULT_WITHOUT_CALL in kinds and policies.CALL_WITHOUT_RESULT not in kinds
+    assert ChangeKind.RESULT_WITHOUT_CALL in kinds and ChangeKind.CALL_WITHOUT_RESULT not in kinds
 
 
 def test_results_out_of_call_order_are_put_in_order_and_logged() -> None:
     msgs = (user("go"), assistant(call("a"), call("b")), result("b", "B"), result("a", "A"))
     body, kinds = raw_build("anthropic", *msgs)
     assert [b["tool_use_id"] for b in body["messages"][2]["content"]] == ["a", "b"]
-    assert policies.RESULTS_MOVED in kinds
+    assert ChangeKind.RESULTS_MOVED in kinds
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -183,7 +183,7 @@ def test_call_blocks_outside_assistant_messages_are_not_sent(provider: str) -> N
                                           "arguments": {}}, text("hi")]}
     body, kinds = raw_build(provider, stray)
     assert "c9" not in json.dumps(body)
-    assert policies.UNSUPPORTED_BLOCK in kinds
+    assert ChangeKind.UNSUPPORTED_BLOCK in kinds
 
 
 # ---------------------------------------------------------------- ids
@@ -195,7 +195,7 @@ def test_ids_rewritten_to_pattern_same_on_call_and_result() -> None:
     body, kinds = build("anthropic", *msgs)
     use = body["messages"][1]["content"][0]["id"]
     assert body["messages"][2]["content"][0]["tool_use_id"] == use
-    assert use.startswith("fs_read_1") and policies.ID_REWRITTEN in kinds
+    assert use.startswith("fs_read_1") and ChangeKind.ID_REWRITTEN in kinds
     again, _ = build("anthropic", *msgs)
     assert again == body  # deterministic, so prompt caches hold
 
@@ -238,7 +238,7 @@ def test_duplicate_call_ids_renamed() -> None:
     outs = {b["id"]: b["content"][0]["text"] for _, blocks, _ in prep.turns for b in blocks
             if b["type"] == policies.RESULT}
     assert ids == ["x", "x_2"] and outs == {"x": "first", "x_2": "second"}
-    assert policies.DUPLICATE_ID_RENAMED in [c.kind for c in prep.changes]
+    assert ChangeKind.DUPLICATE_ID_RENAMED in [c.kind for c in prep.changes]
 
 
 def test_renamed_duplicate_never_collides_with_a_stored_id() -> None:
@@ -258,7 +258,7 @@ def test_responses_pipe_ids_split_into_call_id() -> None:
     body, kinds = build("openai-responses", *msgs)
     assert body["input"][1]["call_id"] == "call_1" and "id" not in body["input"][1]
     assert body["input"][2]["call_id"] == "call_1"
-    assert policies.REASONING_ID_REMOVED in kinds
+    assert ChangeKind.REASONING_ID_REMOVED in kinds
 
 
 def test_gemini_function_response_takes_its_calls_name() -> None:
@@ -272,7 +272,7 @@ def test_gemini_function_response_takes_its_calls_name() -> None:
     body, kinds = build("gemini", user("go"), assistant(call("b", "mcp.read")),
                         result("b", name="mcp.read"))
     sent = body["contents"][1]["parts"][0]["functionCall"]["name"]
-    assert sent == "mcp_read" and policies.NAME_REWRITTEN in kinds
+    assert sent == "mcp_read" and ChangeKind.NAME_REWRITTEN in kinds
     assert body["contents"][2]["parts"][0]["functionResponse"]["name"] == sent
 
 
@@ -285,7 +285,7 @@ def test_malformed_arguments_kept_recoverably(provider: str) -> None:
     bad = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": '{"cmd": "ls'}
     msgs = (user("go"), assistant(bad), result("c1"))
     body, kinds = build(provider, *msgs)
-    assert policies.ARGUMENTS_REPAIRED in kinds
+    assert ChangeKind.ARGUMENTS_REPAIRED in kinds
     assert '{"cmd": "ls' in raw_arguments(body)
 
 
@@ -336,10 +336,10 @@ def test_anthropic_thinking_replayed_to_same_model_only() -> None:
     other = assistant(thinking("hmm"), text("hi"), api="openai-responses", model="gpt-5")
     body, kinds = build("anthropic", user("q"), other, user("more"))
     assert [b["type"] for b in body["messages"][1]["content"]] == ["text"]
-    assert policies.THINKING_DROPPED in kinds
+    assert ChangeKind.THINKING_DROPPED in kinds
     body, kinds = build("anthropic", user("q"), other, user("more"), as_text=True)
     assert body["messages"][1]["content"][0] == {"type": "text", "text": "hmm"}
-    assert policies.THINKING_AS_TEXT in kinds
+    assert ChangeKind.THINKING_AS_TEXT in kinds
 
 
 def test_reasoning_after_a_block_turned_to_text_is_not_replayed_as_thinking() -> None:
@@ -351,7 +351,7 @@ def test_reasoning_after_a_block_turned_to_text_is_not_replayed_as_thinking() ->
     body, kinds = build("anthropic", user("q"), own, user("more"), as_text=True)
     assert body["messages"][1]["content"] == [{"type": "text", "text": t}
                                               for t in ("plan", "check", "hi")]
-    assert kinds.count(policies.THINKING_AS_TEXT) == 1
+    assert kinds.count(ChangeKind.THINKING_AS_TEXT) == 1
 
 
 def test_anthropic_final_block_cannot_be_thinking() -> None:
@@ -377,7 +377,7 @@ def test_responses_reasoning_item_replayed_with_its_call() -> None:
                         model="gpt-4.1")
     assert [i["type"] for i in body["input"]][1] == "function_call"
     assert "id" not in body["input"][1]
-    assert policies.REASONING_ID_REMOVED in kinds
+    assert ChangeKind.REASONING_ID_REMOVED in kinds
 
 
 def test_bedrock_reasoning_signature_only_for_claude() -> None:
@@ -399,7 +399,7 @@ def test_empty_text_blocks_removed(provider: str) -> None:
     msgs = (user("q"), assistant(text("  "), text("answer")), user("more"))
     body, kinds = build(provider, *msgs)
     assert '"  "' not in json.dumps(body)
-    assert policies.EMPTY_TEXT_REMOVED in kinds
+    assert ChangeKind.EMPTY_TEXT_REMOVED in kinds
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -413,7 +413,7 @@ def test_empty_tool_output_marked(provider: str) -> None:
     assert validate(body, provider) == []
     sdk_check(provider, body)
     assert policies.EMPTY_OUTPUT in json.dumps(body)
-    assert policies.EMPTY_OUTPUT_MARKED in kinds
+    assert ChangeKind.EMPTY_OUTPUT_MARKED in kinds
 
 
 # ---------------------------------------------------------------- roles
@@ -424,7 +424,7 @@ def test_bedrock_strict_alternation() -> None:
     assert "must alternate" in naive_errors("bedrock", *msgs)
     body, kinds = build("bedrock", *msgs)
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
-    assert policies.TURNS_MERGED in kinds
+    assert ChangeKind.TURNS_MERGED in kinds
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "bedrock", "gemini"])
@@ -435,7 +435,7 @@ def test_first_message_is_user(provider: str) -> None:
     cap, model = capability(provider)
     prep = policies.prepare(msgs, None, cap, model)
     assert prep.turns[0][0] == "user"
-    assert policies.FIRST_USER_ADDED in [c.kind for c in prep.changes]
+    assert ChangeKind.FIRST_USER_ADDED in [c.kind for c in prep.changes]
 
 
 def test_system_messages() -> None:
@@ -445,7 +445,7 @@ def test_system_messages() -> None:
     body, kinds = build("anthropic", *msgs, model="claude-sonnet-4-5", system="top")
     assert body["system"] == "top\n\nbe brief"
     assert all(m["role"] != "system" for m in body["messages"])
-    assert policies.SYSTEM_CONVERTED in kinds and policies.SYSTEM_HOISTED in kinds
+    assert ChangeKind.SYSTEM_CONVERTED in kinds and ChangeKind.SYSTEM_HOISTED in kinds
     chat, _ = build("openai-chat", *msgs, system="top")
     assert chat["messages"][0] == {"role": "system", "content": "top\n\nbe brief"}
     assert {"role": "system", "content": "now longer"} in chat["messages"]
@@ -464,7 +464,7 @@ def test_openai_chat_tool_images_move_to_user_message() -> None:
     assert body["messages"][2] == {"role": "tool", "tool_call_id": "c1", "content": "here"}
     assert body["messages"][3]["role"] == "user"
     assert body["messages"][3]["content"][1]["type"] == "image_url"
-    assert policies.TOOL_IMAGES_MOVED in kinds
+    assert ChangeKind.TOOL_IMAGES_MOVED in kinds
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "bedrock", "openai-chat",
@@ -479,7 +479,7 @@ def test_assistant_images_become_notes(provider: str) -> None:
     body, kinds = build(provider, *msgs)
     assert "does not accept images in assistant messages" in json.dumps(body)
     assert "here it is" in json.dumps(body)
-    assert policies.IMAGE_OMITTED in kinds
+    assert ChangeKind.IMAGE_OMITTED in kinds
 
 
 def test_gemini_keeps_images_in_model_turns() -> None:
@@ -487,14 +487,14 @@ def test_gemini_keeps_images_in_model_turns() -> None:
     body, kinds = build("gemini", *msgs)
     assert body["contents"][1]["parts"][1] == {"inlineData": {"mimeType": "image/png",
                                                               "data": "aGVsbG8="}}
-    assert policies.IMAGE_OMITTED not in kinds
+    assert ChangeKind.IMAGE_OMITTED not in kinds
 
 
 def test_assistant_images_do_not_count_toward_the_limit() -> None:
     msgs = (user("q", content=[text("look"), *[image() for _ in range(20)]]),
             assistant(text("a"), image()), user("more"))
     body, kinds = build("bedrock", *msgs)
-    assert kinds.count(policies.IMAGE_OVER_LIMIT) == 0
+    assert kinds.count(ChangeKind.IMAGE_OVER_LIMIT) == 0
     assert sum("image" in b for b in body["messages"][0]["content"]) == 20
 
 
@@ -507,7 +507,7 @@ def test_image_count_limit_replaces_oldest() -> None:
     blocks = body["messages"][0]["content"]
     assert ["image" in b for b in blocks].count(True) == 20
     assert "limit of 20 images" in blocks[0]["text"]
-    assert kinds.count(policies.IMAGE_OVER_LIMIT) == 2
+    assert kinds.count(ChangeKind.IMAGE_OVER_LIMIT) == 2
 
 
 def test_oversize_image_downscaled_with_pillow() -> None:
@@ -517,7 +517,7 @@ def test_oversize_image_downscaled_with_pillow() -> None:
     data = body["messages"][0]["content"][1]["source"]["data"]
     size = img.dimensions(base64.b64decode(data))
     assert size is not None and max(size) <= 8000
-    assert policies.IMAGE_DOWNSCALED in kinds
+    assert ChangeKind.IMAGE_DOWNSCALED in kinds
 
 
 def test_oversize_image_note_without_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -525,7 +525,7 @@ def test_oversize_image_note_without_pillow(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "PIL", None)
     body, kinds = build("anthropic", *msgs)
     assert "8100x10 px" in body["messages"][0]["content"][1]["text"]
-    assert policies.IMAGE_OMITTED in kinds
+    assert ChangeKind.IMAGE_OMITTED in kinds
 
 
 def test_many_images_lower_the_pixel_limit() -> None:
@@ -533,7 +533,7 @@ def test_many_images_lower_the_pixel_limit() -> None:
     big = png(2100, 10)
     msgs = (user("q", content=[text("see"), *[image(big) for _ in range(21)]]),)
     _, kinds = build("anthropic", *msgs)
-    assert kinds.count(policies.IMAGE_DOWNSCALED) == 21
+    assert kinds.count(ChangeKind.IMAGE_DOWNSCALED) == 21
 
 
 @pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
@@ -549,7 +549,7 @@ def test_unsupported_image_type_becomes_note() -> None:
     assert "not accepted" in naive_errors("anthropic", *msgs)
     body, kinds = build("anthropic", *msgs)
     assert body["messages"][0]["content"][1]["type"] == "text"
-    assert policies.IMAGE_OMITTED in kinds
+    assert ChangeKind.IMAGE_OMITTED in kinds
 
 
 # ---------------------------------------------------------------- failed tool results
@@ -564,7 +564,7 @@ def test_error_flag_kept_where_the_wire_has_one() -> None:
     assert "error" in body["contents"][2]["parts"][0]["functionResponse"]["response"]
     body, kinds3 = build("bedrock", *FAILED)
     assert body["messages"][2]["content"][0]["toolResult"]["status"] == "error"
-    assert policies.ERROR_AS_TEXT not in kinds + kinds2 + kinds3
+    assert ChangeKind.ERROR_AS_TEXT not in kinds + kinds2 + kinds3
 
 
 @pytest.mark.parametrize("provider", ["openai-chat", "openai-responses"])
@@ -579,16 +579,16 @@ def test_openai_failed_result_says_so_in_its_text(provider: str) -> None:
     texts = [output] if isinstance(output, str) else [p["text"] for p in output]
     joined = "\n".join(texts)
     assert joined.startswith(policies.ERROR_NOTE) and "permission denied" in joined
-    assert kinds.count(policies.ERROR_AS_TEXT) == 1
+    assert kinds.count(ChangeKind.ERROR_AS_TEXT) == 1
     ok, ok_kinds = build(provider, user("go"), assistant(call("a")), result("a", "fine"))
-    assert policies.ERROR_NOTE not in json.dumps(ok) and policies.ERROR_AS_TEXT not in ok_kinds
+    assert policies.ERROR_NOTE not in json.dumps(ok) and ChangeKind.ERROR_AS_TEXT not in ok_kinds
 
 
 def test_failed_result_with_no_output_is_not_marked_empty() -> None:
     body, kinds = build("openai-chat", user("go"), assistant(call("a")),
                         {**result("a", "x", isError=True), "content": []})
     assert policies.ERROR_NOTE in json.dumps(body["messages"][2])
-    assert policies.EMPTY_OUTPUT_MARKED not in kinds
+    assert ChangeKind.EMPTY_OUTPUT_MARKED not in kinds
 
 
 def test_bedrock_status_only_for_claude_and_nova() -> None:
@@ -607,12 +607,12 @@ def test_bedrock_status_only_for_claude_and_nova() -> None:
                   "amazon.nova-pro-v1:0", "us.amazon.nova-lite-v1:0"):
         body, kinds = build("bedrock", *FAILED, model=model)
         assert body["messages"][2]["content"][0]["toolResult"]["status"] == "error", model
-        assert policies.ERROR_AS_TEXT not in kinds
+        assert ChangeKind.ERROR_AS_TEXT not in kinds
     body, kinds = build("bedrock", *FAILED, model="meta.llama3-70b-instruct-v1:0")
     out = body["messages"][2]["content"][0]["toolResult"]
     assert "status" not in out
     assert out["content"][0] == {"text": policies.ERROR_NOTE}
-    assert policies.ERROR_AS_TEXT in kinds
+    assert ChangeKind.ERROR_AS_TEXT in kinds
 
 
 def test_naive_body_sends_error_results_as_stored() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from sessionctx.changes import ChangeKind
 from sessionctx.context import build_context
 from sessionctx.providers import BuildRequestOptions, anthropic, build_request, validate
-from sessionctx.providers.policies import request_settings
 from sessionctx.providers.policies.request_settings import RequestError
 from tests.conftest import assistant, call, recs, result, text, user
 from tests.sdk_types import sdk_check
@@ -49,14 +49,14 @@ def test_thinking_on_closes_a_tool_loop_that_has_no_thinking(provider: str, mode
     errors = [v.message for v in validate(plain, provider, model, thinking=True)]
     assert any("must start with a thinking block" in e for e in errors)
     req = build(provider, *history, model=model, thinking=True)
-    assert kinds(req).count(request_settings.LOOP_AS_TEXT) == 2
+    assert kinds(req).count(ChangeKind.LOOP_AS_TEXT) == 2
     dumped = json.dumps(req.body)
     assert "[called tool bash (call c1)" in dumped and "[result of tool bash (call c1)]" in dumped
     assert "tool_use" not in dumped and "toolUse" not in dumped
     # the model's own signed thinking starts the turn: the loop goes as it is
     own = (user("go"), assistant(THOUGHT, call("c1"), **meta), result("c1", "a.txt"))
     kept = build(provider, *own, model=model, thinking=True)
-    assert request_settings.LOOP_AS_TEXT not in kinds(kept)
+    assert ChangeKind.LOOP_AS_TEXT not in kinds(kept)
     assert "tool_use" in json.dumps(kept.body) or "toolUse" in json.dumps(kept.body)
 
 
@@ -64,7 +64,7 @@ def test_a_closed_turn_needs_no_thinking() -> None:
     history = (user("go"), assistant(call("c1")), result("c1"), assistant(text("done")),
                user("next"))
     req = build("anthropic", *history, thinking=True)
-    assert request_settings.LOOP_AS_TEXT not in kinds(req)
+    assert ChangeKind.LOOP_AS_TEXT not in kinds(req)
 
 
 @pytest.mark.parametrize(("provider", "model"), [("anthropic", "claude-sonnet-4-5"),
@@ -75,7 +75,7 @@ def test_prefill_goes_last_without_trailing_whitespace(provider: str, model: str
     last = req.body["messages"][-1]
     assert last["role"] == "assistant"
     assert json.dumps(last).count('[\\"Alabama\\","') == 1
-    assert request_settings.PREFILL_TRIMMED in kinds(req)
+    assert ChangeKind.PREFILL_TRIMMED in kinds(req)
     bad = {"messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]},
                         {"role": "assistant", "content": [{"type": "text", "text": "A "}]}]}
     assert "trailing whitespace" in validate(bad, "anthropic", "claude-sonnet-4-5",
@@ -192,4 +192,4 @@ def test_chat_splits_a_message_over_128_tool_calls() -> None:
     assert req.body["messages"][130]["content"] is None
     ids = [m["tool_call_id"] for m in req.body["messages"] if m["role"] == "tool"]
     assert ids == [f"c{i}" for i in range(n)]
-    assert request_settings.CALLS_SPLIT in kinds(req)
+    assert ChangeKind.CALLS_SPLIT in kinds(req)

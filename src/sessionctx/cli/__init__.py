@@ -7,8 +7,8 @@
   store's `--session`, on the `--leaf` branch) or finds where to append (`open_target`).
 - `options`: the shared options, each group handed to a command as one value
   (`source_options` -> `source`, `build_options` -> `options`, `provider_options` -> `request`).
-- `context_commands` (build, check, explain), `store_commands` (sessions, import, export),
-  `compaction_commands` (compact, restore, budget), `report_command` (report),
+- `context_commands` (build, explain), `check_command` (check), `store_commands` (sessions,
+  import, export), `compaction_commands` (compact, restore, budget), `report_command` (report),
   `repair_commands` (repair), `proxy_commands` (proxy, proxy log, run).
 
 A new command goes in a new module here (or the group module it belongs to): decorate it with
@@ -18,6 +18,7 @@ the command is registered. Keep heavy imports inside the command: `sessionctx --
 """
 
 from sessionctx.cli import (
+    check_command,
     compaction_commands,
     context_commands,
     proxy_commands,
@@ -27,5 +28,5 @@ from sessionctx.cli import (
 )
 from sessionctx.cli.app import main, run
 
-__all__ = ["compaction_commands", "context_commands", "main", "proxy_commands", "repair_commands",
-           "report_command", "run", "store_commands"]
+__all__ = ["check_command", "compaction_commands", "context_commands", "main", "proxy_commands",
+           "repair_commands", "report_command", "run", "store_commands"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from sessionctx.changes import ChangeKind
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.reasoning import CALL_SIGNATURE_ADDED
 from sessionctx.providers.policies.turns import Block, Prepared, Turn, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -53,7 +53,8 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
             sig = call.get("thoughtSignature")
             if first_call and not sig and cap.call_signature_required:
                 sig = SKIP_SIGNATURE
-                prep.log(CALL_SIGNATURE_ADDED, "Gemini 3 requires a thought signature on the "
+                prep.log(ChangeKind.CALL_SIGNATURE_ADDED,
+                         "Gemini 3 requires a thought signature on the "
                          "first functionCall of each step; this call has none it can replay",
                          index, id=call["id"])
             if sig:

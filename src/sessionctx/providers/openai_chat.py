@@ -7,17 +7,10 @@ import re
 from typing import Any
 
 from sessionctx import decoding
+from sessionctx.changes import ChangeKind
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.placement import TOOL_IMAGES_MOVED
-from sessionctx.providers.policies.turns import (
-    Block,
-    Prepared,
-    data_url,
-    json_text,
-    raw,
-    typed,
-)
+from sessionctx.providers.policies.turns import Block, Prepared, data_url, json_text, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
@@ -91,7 +84,8 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
             content.append({"type": "text", "text": f"Attachments from the result of tool "
                                                     f"call {block['id']}:"})
             content.extend(_user_part(b) for b in pics)
-            prep.log(TOOL_IMAGES_MOVED, "Image URLs are only allowed for messages with role "
+            prep.log(ChangeKind.TOOL_IMAGES_MOVED,
+                     "Image URLs are only allowed for messages with role "
                      "'user'; the tool's images were put in a following user message", index,
                      id=block["id"])
     content.extend(rest)

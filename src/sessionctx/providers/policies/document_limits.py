@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.ids import Results
 from sessionctx.providers.policies.image_limits import ReadImage
-from sessionctx.providers.policies.placement import Results
 from sessionctx.providers.policies.turns import Block, Prepared
 
 # (document, message index, the result holding it or None, in an assistant message)

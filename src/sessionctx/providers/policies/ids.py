@@ -1,7 +1,10 @@
 """What a call goes out with (docs/provider-rules.md §1.3, §2, §3, §5): an id the provider's
 pattern and length take, distinct from the others and the same for the call and its result; a
-tool name of the providers' pattern; arguments that are a JSON object. Pure functions of their
-input, so calls, results and tool definitions rewrite alike."""
+tool name of the providers' pattern; arguments that are a JSON object.
+
+The rewrites are pure functions of their input, so calls, results and tool definitions rewrite
+alike. `WireIds` is the ids step of the provider step: it gives each call of one request its
+wire id and name, and each result the call it answers, indexed under that wire id."""
 
 from __future__ import annotations
 
@@ -12,9 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 from sessionctx import decoding
+from sessionctx.changes import ChangeKind
+from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.turns import Block, Prepared
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+# SAFE_CHARS' rewrite of an ASCII text, as one table lookup a character
+_SAFE_ASCII = str.maketrans({chr(c): "_" for c in range(128) if SAFE_CHARS.match(chr(c))})
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -32,7 +40,12 @@ def tool_name(name: str | None) -> str:
     rewrite serves calls and definitions, so they still match."""
     if name is not None and TOOL_NAME.fullmatch(name):
         return name
-    return SAFE_CHARS.sub("_", name or "")[:64] or "unknown_tool"
+    return safe_chars(name or "")[:64] or "unknown_tool"
+
+
+def safe_chars(text: str) -> str:
+    """`text` with every character outside [a-zA-Z0-9_-] replaced by an underscore."""
+    return text.translate(_SAFE_ASCII) if text.isascii() else SAFE_CHARS.sub("_", text)
 
 
 NOT_AN_OBJECT = "were not a JSON object"
@@ -72,7 +85,7 @@ def id_map_entry(original: str, fits: Callable[[str], object], max_len: int,
 
 def rewritten_id(original: str, max_len: int, used: set[str]) -> str:
     """`id_map_entry` for an id known not to fit or to be taken."""
-    base = SAFE_CHARS.sub("_", original) or "call"
+    base = safe_chars(original) or "call"
     if len(base) <= max_len and base not in used:
         return base
     digest = hashlib.sha256(original.encode()).hexdigest()[:8]
@@ -83,3 +96,121 @@ def rewritten_id(original: str, max_len: int, used: set[str]) -> str:
         candidate = f"{base[:max_len - len(tag) - 1]}_{tag}"
         n += 1
     return candidate
+
+
+# wire id of a result that answers an open call: (message index, result)
+Results = dict[str, tuple[int, Block]]
+
+
+class WireIds:
+    """The ids step over one request's calls and results, in message order: each call goes
+    out with an id the provider takes (a reused id renamed `<id>_2`, an id outside the pattern
+    rewritten), a tool name of the pattern and arguments that are an object, and is opened
+    under its stored id; each result answers the earliest open call with its id and then goes
+    out with that call's wire id and name (a result stored without a name, or under the name
+    before a rewrite, would not match its call where the API matches by name)."""
+
+    __slots__ = (
+        "fits",
+        "good_names",
+        "max_len",
+        "open_calls",
+        "prep",
+        "reason",
+        "renamed",
+        "results",
+        "seen",
+        "used",
+    )
+
+    def __init__(self, prep: Prepared, cap: Capability) -> None:
+        self.prep = prep
+        self.max_len = cap.id_max_len
+        self.fits = re.compile(cap.id_pattern).fullmatch
+        self.reason = f"tool ids must match {cap.id_pattern} with at most " \
+            f"{cap.id_max_len} characters (or were taken)"
+        self.seen: set[str] = set()  # stored ids of the calls so far
+        self.renamed: dict[str, int] = {}  # stored id -> how many calls have used it
+        self.used: set[str] = set()  # wire ids taken
+        self.good_names: set[str] = set()  # names known to fit the pattern
+        # stored call id: (wire id, wire name) of each call with that id still to be answered
+        self.open_calls: dict[str, list[tuple[str, str]]] = {}
+        self.results: Results = {}  # every result that answers a call, by wire id
+
+    def call(self, block: Block, call_id: str | None, name: str | None, args: Any,
+             i: int) -> tuple[str | None, str, dict[str, Any], bool]:
+        """The wire id, name and arguments of the call `block` of message `i`, and whether
+        they are the stored ones (its stored block can then go as it is)."""
+        same = True
+        if not isinstance(args, dict):
+            args, why = repair_arguments(args)
+            same = False
+            if why is not None:
+                self.prep.log(ChangeKind.ARGUMENTS_REPAIRED, f"call arguments {why}; the "
+                              f"stored text is kept under {RAW_ARGUMENTS_KEY!r}", i,
+                              block=block, id=call_id)
+        if name not in self.good_names:
+            name = self._name(name, i, block)
+            same = same and name is block.get("name")
+        if call_id is None:
+            return None, name, args, False
+        wire = self._open(call_id, name, i, block)
+        return wire, name, args, same and wire is call_id
+
+    def answer(self, result: Block, i: int) -> bool:
+        """Whether the result of message `i` answers an open call; it then takes the call's
+        wire id and name and is indexed under that id."""
+        rid = result["id"]
+        queue = self.open_calls.get(rid) if rid is not None else None
+        if not queue:
+            return False
+        wire, result["name"] = queue.pop(0)  # the earliest open call of this id
+        result["id"] = wire
+        self.results[wire] = (i, result)
+        return True
+
+    def _open(self, call_id: str, name: str, i: int, block: Block) -> str:
+        """The id the call goes out with, opened with its name for the results that follow."""
+        if call_id in self.seen:
+            wire = self._wire_id(call_id, i, block)
+        elif call_id in self.used or len(call_id) > self.max_len or not self.fits(call_id):
+            self.seen.add(call_id)
+            wire = self._rewritten(call_id, rewritten_id(call_id, self.max_len, self.used), i,
+                                   block)
+        else:
+            wire = call_id
+            self.seen.add(call_id)
+            self.used.add(call_id)
+        queue = self.open_calls.get(call_id)
+        if queue is None:
+            self.open_calls[call_id] = [(wire, name)]
+        else:
+            queue.append((wire, name))
+        return wire
+
+    def _name(self, name: str | None, i: int, block: Block) -> str:
+        if name is not None and TOOL_NAME.fullmatch(name):
+            self.good_names.add(name)
+            return name
+        new = tool_name(name)
+        self.prep.log(ChangeKind.NAME_REWRITTEN, "tool names must match "
+                      "^[a-zA-Z0-9_-]{1,64}$", i, block=block, old=name, new=new)
+        return new
+
+    def _wire_id(self, call_id: str, i: int, block: Block) -> str:
+        """The id for a reused call id."""
+        n = self.renamed.get(call_id, 1) + 1
+        self.renamed[call_id] = n
+        unique = f"{call_id}_{n}"
+        self.prep.log(ChangeKind.DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
+                      block=block, old=call_id, new=unique)
+        return self._rewritten(unique, id_map_entry(unique, self.fits, self.max_len,
+                                                    self.used), i, block)
+
+    def _rewritten(self, unique: str, wire: str, i: int, block: Block) -> str:
+        """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
+        if wire != unique:
+            self.prep.log(ChangeKind.ID_REWRITTEN, self.reason, i, block=block, old=unique,
+                          new=wire)
+        self.used.add(wire)
+        return wire

@@ -13,13 +13,9 @@ from sessionctx.changes import ChangeKind
 from sessionctx.messages import Message
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.placement import Results
+from sessionctx.providers.policies.ids import Results
 from sessionctx.providers.policies.turns import Block, Prepared
 from sessionctx.providers.violations import Violation
-
-IMAGE_OVER_LIMIT = ChangeKind.IMAGE_OVER_LIMIT
-IMAGE_DOWNSCALED = ChangeKind.IMAGE_DOWNSCALED
-IMAGE_OMITTED = ChangeKind.IMAGE_OMITTED
 
 # every image read, oldest first: the image, its message index, the result it belongs to, and
 # whether an assistant message holds it
@@ -37,7 +33,8 @@ def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
         if assistant and not cap.assistant_images:
             _to_note(image, f"[image omitted: {cap.provider} does not accept images in "
                      "assistant messages]")
-            prep.log(IMAGE_OMITTED, "'image' blocks are not permitted within assistant turns",
+            prep.log(ChangeKind.IMAGE_OMITTED,
+                     "'image' blocks are not permitted within assistant turns",
                      index, block=image)
         elif result is None or results.get(result["id"], (0, None))[1] is result:
             found.append((image, index))
@@ -46,7 +43,8 @@ def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
     for image, index in found[:over]:
         _to_note(image, f"[image omitted: the request is over {cap.provider}'s limit of "
                  f"{limit} images]")
-        prep.log(IMAGE_OVER_LIMIT, f"more than {limit} images per request; the oldest were "
+        prep.log(ChangeKind.IMAGE_OVER_LIMIT,
+                 f"more than {limit} images per request; the oldest were "
                  "replaced by a note", index, block=image)
     px = pixel_limit(cap, len(found) - over)
     for image, index in found[over:]:
@@ -87,13 +85,13 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
     mime = image["mimeType"]
     if mime not in cap.image_types:
         _to_note(image, f"[image omitted: type {mime} is not accepted]")
-        prep.log(IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index,
+        prep.log(ChangeKind.IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index,
                  block=image)
         return
     raw = images.decode(image["data"])
     if raw is None:
         _to_note(image, "[image omitted: the stored data is not valid base64]")
-        prep.log(IMAGE_OMITTED, "image data is not valid base64", index, block=image)
+        prep.log(ChangeKind.IMAGE_OMITTED, "image data is not valid base64", index, block=image)
         return
     if px is None:
         return
@@ -103,10 +101,12 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
     smaller = images.downscale(raw, mime, px, size)
     if isinstance(smaller, str):  # why it could not be
         _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
-        prep.log(IMAGE_OMITTED, f"image of {size[0]}x{size[1]} px is over the {px} px limit "
+        prep.log(ChangeKind.IMAGE_OMITTED,
+                 f"image of {size[0]}x{size[1]} px is over the {px} px limit "
                  f"and {smaller}", index, block=image)
         return
     image["data"] = base64.b64encode(smaller).decode()
-    prep.log(IMAGE_DOWNSCALED, f"image of {size[0]}x{size[1]} px is over the {px} px limit",
+    prep.log(ChangeKind.IMAGE_DOWNSCALED,
+             f"image of {size[0]}x{size[1]} px is over the {px} px limit",
              index, block=image, width=size[0], height=size[1], limit=px)
 

@@ -1,16 +1,16 @@
-"""Reading (docs/provider-rules.md §1.2, §1.3, §2, §3, §4, §5: ids, names, arguments): stored
-messages into turns in one walk over every block.
+"""Reading (docs/provider-rules.md §1.2, §1.3, §2, §3, §4, §5): stored messages into turns.
 
-The walk makes the per-block repairs: blank text, blocks with no equivalent, call arguments
-that are not a JSON object, reused ids and ids or tool names the provider rejects. It also
-indexes each result that answers an open call under the id its call goes out with, so placing
-results needs no search, and groups results that already follow their calls in call order. With
-`repair=False` the blocks are mapped as stored, to show what a naive conversion sends.
+The read step makes the per-block repairs: blank text, blocks with no equivalent, reasoning of
+another API or model, and notes what later steps need: images and documents (the limits),
+turns with reasoning or bound calls (reasoning replay). Each call goes through the ids step
+(ids.py `WireIds`) and each result is answered by it as it is read, and placement's short path
+(placement.py `InPlace`) takes the turns as they come, so every change of a message is logged
+in the order of its blocks. With `repair=False` the blocks are mapped as stored, to show what a
+naive conversion sends.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from sessionctx.changes import ChangeKind
@@ -25,17 +25,9 @@ from sessionctx.messages import (
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.documents import DOCUMENT_KINDS
-from sessionctx.providers.policies.ids import (
-    RAW_ARGUMENTS_KEY,
-    TOOL_NAME,
-    id_map_entry,
-    repair_arguments,
-    rewritten_id,
-    split_id,
-    tool_name,
-)
+from sessionctx.providers.policies.ids import WireIds, split_id
 from sessionctx.providers.policies.image_limits import ReadImage
-from sessionctx.providers.policies.placement import Results, error_in_text, mark_empty_output
+from sessionctx.providers.policies.placement import InPlace, error_in_text
 from sessionctx.providers.policies.reasoning import (
     canonical_thinking,
     log_item_removed,
@@ -44,11 +36,9 @@ from sessionctx.providers.policies.reasoning import (
     thinking_text,
 )
 from sessionctx.providers.policies.turns import (
-    EMPTY_TEXT_REMOVED,
     ITEM_ID,
     RAW,
     RESULT,
-    UNSUPPORTED_BLOCK,
     Block,
     Prepared,
     Turn,
@@ -56,24 +46,18 @@ from sessionctx.providers.policies.turns import (
     string,
 )
 
-ARGUMENTS_REPAIRED = ChangeKind.ARGUMENTS_REPAIRED
-DUPLICATE_ID_RENAMED = ChangeKind.DUPLICATE_ID_RENAMED
-ID_REWRITTEN = ChangeKind.ID_REWRITTEN
-NAME_REWRITTEN = ChangeKind.NAME_REWRITTEN
-
 # A turn made without the named tuple's Python constructor: one per message of the context.
 _turn = tuple.__new__
 
 
 class Reader:
-    """Reads messages into turns in one walk over every block.
+    """Reads messages into turns, one message after the other.
 
-    With `repair`, each block is repaired on the way and each result that answers an open call
-    is indexed under the id its call goes out with, so placing results needs no search. An
-    assistant message from another API or model can replay nothing: its reasoning, item ids and
-    thought signatures go as they are read. Turns with reasoning of the target model, or with
-    calls bound to it, are noted for the placement pass, which alone knows which calls survive.
-    Images are always copied, so later passes may rewrite them.
+    With `repair`, each block is repaired on the way. An assistant message from another API or
+    model can replay nothing: its reasoning, item ids and thought signatures go as they are
+    read. Turns with reasoning of the target model, or with calls bound to it, are noted for
+    the placement step, which alone knows which calls survive. Images are always copied, so
+    later steps may rewrite them.
     """
 
     def __init__(self, prep: Prepared, cap: Capability, repair: bool, model: str,
@@ -83,79 +67,55 @@ class Reader:
         self.repair = repair
         self.model = model
         self.as_text = as_text
+        self.ids = WireIds(prep, cap)  # the ids step, run on each call and result read
+        self.placed = InPlace(prep, [])  # placement's short path, fed each turn read
         self.message: Message = {}  # the assistant message being read
         self.foreign: bool | None = None  # whether it is from another API or model; None: unasked
-        self.thinking_dropped = self.thinking_converted = 0
-        self.id_fits = re.compile(cap.id_pattern).fullmatch
-        self.id_reason = f"tool ids must match {cap.id_pattern} with at most " \
-            f"{cap.id_max_len} characters (or were taken)"
-        self.seen: set[str] = set()
-        self.renamed: dict[str, int] = {}
-        # stored call id: (wire id, wire name) of each call with that id still to be answered
-        self.open_calls: dict[str, list[tuple[str, str]]] = {}
-        self.used: set[str] = set()
-        self.good_names: set[str] = set()
-        self.results: Results = {}
+        self.thinking_dropped = self.thinking_converted = 0  # of the assistant message
+        # for the limits step: every image and document read
         self.images: list[ReadImage] = []
-        self.documents: list[ReadImage] = []  # the same, for documents
-        self.reasoning: set[int] = set()  # indices of turns holding thinking blocks
-        self.bound: set[int] = set()  # indices of turns with item ids or call signatures
-        self.systems = 0
-        self.calls: list[str | None] = []  # wire ids of the calls of the turn being read
-        self.regular = True  # every call answered right after its turn, in call order
-        self.settle: list[int] = []  # positions of turns whose reasoning is still to decide
+        self.documents: list[ReadImage] = []
+        self.systems = 0  # system messages read
+        # for the reasoning step: indices of messages holding thinking blocks, of those with
+        # item ids or call signatures, and positions of the turns of either
+        self.reasoning: set[int] = set()
+        self.bound: set[int] = set()
+        self.settle: list[int] = []
 
     def read(self, messages: list[Message]) -> list[Turn]:
         """The turns of `messages`; with repairs, results that answer the calls of the turn
         before them, in call order, are grouped into one user turn as they are read, and turns
         with nothing in them are dropped."""
-        turns: list[Turn] = []
-        append = turns.append
+        placed = self.placed
+        turns = placed.turns
         repair = self.repair
-        expect: list[str | None] = []  # the wire ids of the last assistant turn's calls
-        answered = 0  # how many of them the results read since have answered, in order
-        group: list[Block] | None = None
         for i, m in enumerate(messages):
             role = m.get("role")
             if role == "toolResult" or role == "tool":
-                result, paired = self._result(m, i)
-                if not repair:
-                    append(_turn(Turn, ("user", [result], i)))
-                elif paired and answered < len(expect) and result["id"] == expect[answered]:
-                    answered += 1
-                    if not result["content"]:
-                        mark_empty_output(self.prep, result, i)
-                    if group is None:
-                        group = [result]
-                        append(_turn(Turn, ("user", group, i)))
-                    else:
-                        group.append(result)
+                result = self._result(m, i)
+                if repair:
+                    placed.result(result, self.ids.answer(result, i), i)
                 else:
-                    self.regular = False
-                    group = None
-                    append(_turn(Turn, ("user", [result], i)))
+                    turns.append(_turn(Turn, ("user", [result], i)))
                 continue
-            if answered < len(expect):
-                self.regular = False
-            group = None
             if role == "assistant":
-                self.calls = expect = []
-                answered = 0
                 turn = _turn(Turn, ("assistant", self._assistant(m, i), i))
             else:
-                expect = []
                 if role == "system":
                     self.systems += 1
                 turn = _turn(Turn, ("system" if role == "system" else "user",
                                     self._content(m.get("content"), i, None), i))
-            if not turn.blocks and repair:
+            if not repair:
+                turns.append(turn)
+                continue
+            placed.other(turn)
+            if not turn.blocks:
                 dropped(self.prep, turn)
                 continue
             if i in self.reasoning or i in self.bound:
                 self.settle.append(len(turns))
-            append(turn)
-        if answered < len(expect):
-            self.regular = False
+            turns.append(turn)
+        placed.end()
         return turns
 
     def _content(self, content: Any, i: int, result: Block | None,
@@ -227,7 +187,7 @@ class Reader:
                 else:
                     out.append({"type": "text", "text": block})
         if blank:
-            self.prep.log(EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks are "
+            self.prep.log(ChangeKind.EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks are "
                           "rejected (text content blocks must be non-empty)", i, count=blank)
         return out
 
@@ -260,7 +220,7 @@ class Reader:
         text = block.get("text")
         if isinstance(text, str) and text.strip():
             return {"type": "text", "text": text}
-        self.prep.log(UNSUPPORTED_BLOCK, f"block of type {kind!r} has no equivalent in "
+        self.prep.log(ChangeKind.UNSUPPORTED_BLOCK, f"block of type {kind!r} has no equivalent in "
                       "provider requests", i, block=block)
         return None
 
@@ -310,22 +270,8 @@ class Reader:
             canonical = False
         wire = call_id
         if self.repair:
-            if not isinstance(args, dict):
-                args, why = repair_arguments(args)
-                canonical = False
-                if why is not None:
-                    self.prep.log(ARGUMENTS_REPAIRED, f"call arguments {why}; the stored text "
-                                  f"is kept under {RAW_ARGUMENTS_KEY!r}", i, block=block,
-                                  id=call_id)
-            if name not in self.good_names:
-                name = self._name(name, i, block)
-                canonical = canonical and name is block.get("name")
-            if call_id is None:
-                canonical = False
-            else:
-                wire = self._open(call_id, name, i, block)
-                canonical = canonical and wire is call_id
-            self.calls.append(wire)
+            wire, name, args, same = self.ids.call(block, call_id, name, args, i)
+            canonical = canonical and same
         if canonical and ITEM_ID not in block and "arguments" in block:
             return block
         call: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
@@ -336,56 +282,8 @@ class Reader:
             call["thoughtSignature"] = signature
         return call
 
-    def _open(self, call_id: str, name: str, i: int, block: Block) -> str:
-        """The id the call goes out with, opened with its name for the results that follow."""
-        if call_id in self.seen:
-            wire = self._wire_id(call_id, i, block)
-        elif call_id in self.used or len(call_id) > self.cap.id_max_len or \
-                not self.id_fits(call_id):
-            self.seen.add(call_id)
-            wire = self._rewritten(call_id, rewritten_id(call_id, self.cap.id_max_len,
-                                                         self.used), i, block)
-        else:
-            wire = call_id
-            self.seen.add(call_id)
-            self.used.add(call_id)
-        queue = self.open_calls.get(call_id)
-        if queue is None:
-            self.open_calls[call_id] = [(wire, name)]
-        else:
-            queue.append((wire, name))
-        return wire
-
-    def _name(self, name: str | None, i: int, block: Block) -> str:
-        if name is not None and TOOL_NAME.fullmatch(name):
-            self.good_names.add(name)
-            return name
-        new = tool_name(name)
-        self.prep.log(NAME_REWRITTEN, "tool names must match ^[a-zA-Z0-9_-]{1,64}$", i,
-                      block=block, old=name, new=new)
-        return new
-
-    def _wire_id(self, call_id: str, i: int, block: Block) -> str:
-        """The id for a reused call id."""
-        n = self.renamed.get(call_id, 1) + 1
-        self.renamed[call_id] = n
-        unique = f"{call_id}_{n}"
-        self.prep.log(DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
-                      block=block, old=call_id, new=unique)
-        return self._rewritten(unique, id_map_entry(unique, self.id_fits, self.cap.id_max_len,
-                                                    self.used), i, block)
-
-    def _rewritten(self, unique: str, wire: str, i: int, block: Block) -> str:
-        """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
-        if wire != unique:
-            self.prep.log(ID_REWRITTEN, self.id_reason, i, block=block, old=unique, new=wire)
-        self.used.add(wire)
-        return wire
-
-    def _result(self, message: Message, i: int) -> tuple[Block, bool]:
-        """The result, and whether it answers an open call: it then goes out with the call's
-        id and name (a result stored without a name, or under the name before a rewrite,
-        would not match its call where the API matches by name)."""
+    def _result(self, message: Message, i: int) -> Block:
+        """The result as stored: its id and name, which the ids step may rewrite."""
         rid = message.get("toolCallId")
         if not isinstance(rid, str) or "|" in rid:
             rid, _ = split_id(first_string(message, RESULT_ID_KEYS))
@@ -397,10 +295,4 @@ class Reader:
         if result["isError"] and not self.cap.error_flag and self.repair:
             content = error_in_text(self.prep, self.cap, content, i, rid)
         result["content"] = content
-        queue = self.open_calls.get(rid) if self.repair and rid is not None else None
-        if not queue:
-            return result, False
-        wire, result["name"] = queue.pop(0)  # the earliest open call of this id
-        result["id"] = wire
-        self.results[wire] = (i, result)
-        return result, True
+        return result

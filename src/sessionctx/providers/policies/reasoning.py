@@ -31,12 +31,6 @@ from sessionctx.providers.policies.turns import (
     string,
 )
 
-THINKING_DROPPED = ChangeKind.THINKING_DROPPED
-THINKING_AS_TEXT = ChangeKind.THINKING_AS_TEXT
-REASONING_ID_REMOVED = ChangeKind.REASONING_ID_REMOVED
-CALL_SIGNATURE_ADDED = ChangeKind.CALL_SIGNATURE_ADDED
-SIGNATURE_CORRUPT = ChangeKind.SIGNATURE_CORRUPT
-
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]*")
 
 
@@ -81,16 +75,19 @@ def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str 
                  cap: Capability, target: str, dropped: int, converted: int,
                  why: str = FOREIGN) -> None:
     if dropped:
-        prep.log(THINKING_DROPPED, f"reasoning from {api or '?'}/{model or '?'} cannot be "
+        prep.log(ChangeKind.THINKING_DROPPED,
+                 f"reasoning from {api or '?'}/{model or '?'} cannot be "
                  f"replayed to {cap.provider}/{target}: {why}", index, count=dropped)
     if converted:
-        prep.log(THINKING_AS_TEXT, "reasoning from another model was turned into plain text",
+        prep.log(ChangeKind.THINKING_AS_TEXT,
+                 "reasoning from another model was turned into plain text",
                  index, count=converted)
 
 
 def log_item_removed(prep: Prepared, index: int | None, item_id: str,
                      block: Block | None = None) -> None:
-    prep.log(REASONING_ID_REMOVED, "a function_call item id needs its reasoning item, which is "
+    prep.log(ChangeKind.REASONING_ID_REMOVED,
+             "a function_call item id needs its reasoning item, which is "
              "not replayed; call_id still pairs the result", index, block=block, id=item_id)
 
 
@@ -204,7 +201,8 @@ class Replay:
                     not signature_fits(signature, self.cap):
                 corrupt += 1
         if corrupt:
-            self.prep.log(SIGNATURE_CORRUPT, "thought signatures that are not valid base64 "
+            self.prep.log(ChangeKind.SIGNATURE_CORRUPT,
+                          "thought signatures that are not valid base64 "
                           "are rejected (Corrupted thought signature); the reasoning or call "
                           "goes without them", index, count=corrupt)
 

@@ -26,11 +26,6 @@ from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
 from sessionctx.providers.violations import Violation
 
-LOOP_AS_TEXT = ChangeKind.LOOP_AS_TEXT
-PREFILL_TRIMMED = ChangeKind.PREFILL_TRIMMED
-PREFILL_ADDED = ChangeKind.PREFILL_ADDED
-CALLS_SPLIT = ChangeKind.CALLS_SPLIT
-
 
 class RequestError(SessionctxError, ValueError):
     """A request setting the provider or model refuses, with the rule it breaks."""
@@ -88,7 +83,8 @@ def close_unthought_loop(prep: Prepared) -> None:
             turns[k] = Turn(role, [t for b in blocks for t in _result_as_text(b)], index)
         else:
             continue
-        prep.log(LOOP_AS_TEXT, "When thinking is enabled, a final assistant message must start "
+        prep.log(ChangeKind.LOOP_AS_TEXT,
+                 "When thinking is enabled, a final assistant message must start "
                  "with a thinking block; this tool loop has none to replay, so its calls and "
                  "results are sent as text", index)
 
@@ -116,9 +112,10 @@ def add_prefill(prep: Prepared, text: str) -> None:
                            "message")
     trimmed = text.rstrip()
     if trimmed != text:
-        prep.log(PREFILL_TRIMMED, "final assistant content cannot end with trailing whitespace")
+        prep.log(ChangeKind.PREFILL_TRIMMED,
+                 "final assistant content cannot end with trailing whitespace")
     prep.turns.append(Turn("assistant", [{"type": "text", "text": trimmed}], None))
-    prep.log(PREFILL_ADDED, "the request ends with the given assistant prefill")
+    prep.log(ChangeKind.PREFILL_ADDED, "the request ends with the given assistant prefill")
 
 
 def split_calls(prep: Prepared, limit: int) -> None:
@@ -146,7 +143,8 @@ def split_calls(prep: Prepared, limit: int) -> None:
             out.append(Turn(role, (others if n == 0 else []) + chunk, index))
             out.append(Turn(nxt.role, answers + (rest if n == len(chunks) - 1 else []),
                             nxt.message_index))
-        prep.log(CALLS_SPLIT, f"an assistant message holds at most {limit} tool_calls (array "
+        prep.log(ChangeKind.CALLS_SPLIT,
+                 f"an assistant message holds at most {limit} tool_calls (array "
                  f"too long); its {len(calls)} calls were sent in {len(chunks)} messages, each "
                  "followed by its results", index, calls=len(calls), messages=len(chunks))
         k += 2

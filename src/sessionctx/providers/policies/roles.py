@@ -8,13 +8,7 @@ from __future__ import annotations
 
 from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.reasoning import THINKING_DROPPED
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
-
-SYSTEM_CONVERTED = ChangeKind.SYSTEM_CONVERTED
-SYSTEM_HOISTED = ChangeKind.SYSTEM_HOISTED
-TURNS_MERGED = ChangeKind.TURNS_MERGED
-FIRST_USER_ADDED = ChangeKind.FIRST_USER_ADDED
 
 CONTINUED = "(continued from earlier context)"
 
@@ -34,7 +28,8 @@ def place_systems(prep: Prepared, cap: Capability) -> None:
             text = "\n\n".join(b["text"] for b in blocks if b["type"] == "text")
             if text:
                 prep.system.append(text)
-            prep.log(SYSTEM_HOISTED, "a system message before the conversation goes into the "
+            prep.log(ChangeKind.SYSTEM_HOISTED,
+                     "a system message before the conversation goes into the "
                      "system prompt", index)
             turn = Turn("system", [], index)
         elif cap.system_inline or (cap.mid_system and prev is not None and
@@ -45,7 +40,8 @@ def place_systems(prep: Prepared, cap: Capability) -> None:
         else:
             turn = Turn("user", blocks, index)
             out.append(turn)
-            prep.log(SYSTEM_CONVERTED, f"{cap.provider}/{cap.family or 'default'} does not "
+            prep.log(ChangeKind.SYSTEM_CONVERTED,
+                     f"{cap.provider}/{cap.family or 'default'} does not "
                      "accept system messages here; sent as a user message", index)
         prev = turn
     prep.turns = out
@@ -68,19 +64,20 @@ def merge_roles(prep: Prepared) -> None:
                 called:
             out.append(turn)
             joined = None
-            called = has(blocks, "toolCall")
+            called = role == "assistant" and has(blocks, "toolCall")  # only assistants call
             continue
         thinking = sum(1 for b in blocks if b["type"] == "thinking")
         if thinking and (not prev[1] or prev[1][0]["type"] != "thinking"):
             blocks = [b for b in blocks if b["type"] != "thinking"]
-            prep.log(THINKING_DROPPED, "joined to an earlier message, its reasoning would "
+            prep.log(ChangeKind.THINKING_DROPPED,
+                     "joined to an earlier message, its reasoning would "
                      "not come first", index, count=thinking)
         if joined is None:
             joined = list(prev.blocks)
             out[-1] = Turn(role, joined, prev.message_index)
         joined.extend(blocks)
-        called = has(blocks, "toolCall")
-        prep.log(TURNS_MERGED, "roles must alternate; consecutive messages of one role "
+        called = role == "assistant" and has(blocks, "toolCall")
+        prep.log(ChangeKind.TURNS_MERGED, "roles must alternate; consecutive messages of one role "
                  "were joined", index)
     prep.turns = out
 
@@ -89,5 +86,6 @@ def first_user(prep: Prepared) -> None:
     """A history that does not start with a user turn gets a placeholder one first."""
     if prep.turns and prep.turns[0][0] != "user":
         prep.turns.insert(0, Turn("user", [{"type": "text", "text": CONTINUED}], None))
-        prep.log(FIRST_USER_ADDED, "the provider requires the first message to be a user "
+        prep.log(ChangeKind.FIRST_USER_ADDED,
+                 "the provider requires the first message to be a user "
                  "message; a placeholder saying the history continues was put first")

@@ -80,9 +80,6 @@ TurnBlock = (TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | CallBlock 
 
 
 # Kinds of change about block shapes and empty turns.
-EMPTY_TEXT_REMOVED = ChangeKind.EMPTY_TEXT_REMOVED
-UNSUPPORTED_BLOCK = ChangeKind.UNSUPPORTED_BLOCK
-EMPTY_TURN_DROPPED = ChangeKind.EMPTY_TURN_DROPPED
 
 
 @dataclass(slots=True)
@@ -132,7 +129,10 @@ def string(value: Any) -> str | None:
 
 
 def has(blocks: list[Block], kind: str) -> bool:
-    return any(b["type"] == kind for b in blocks)
+    for b in blocks:  # a loop, not any(): it runs for every turn of a request  # noqa: SIM110
+        if b["type"] == kind:
+            return True
+    return False
 
 
 def keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
@@ -146,7 +146,7 @@ def keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
 def dropped(prep: Prepared, turn: Turn) -> None:
     """Logs a turn dropped for having no content, unless it is a system turn."""
     if turn.role != "system":
-        prep.log(EMPTY_TURN_DROPPED, "a message with no content left is rejected",
+        prep.log(ChangeKind.EMPTY_TURN_DROPPED, "a message with no content left is rejected",
                  turn.message_index)
 
 
