@@ -14,8 +14,12 @@ raw bytes, parsed body, the status sent and the refusal if any.
 Replies come from a script, one entry a request (then plain text "answer N"); an entry is
   {"text": "…"}                                   a text answer
   {"calls": [{"name": "Bash", "input": {…}, "id": "…"?}], "text": "…"?}   tool calls
+                                                  ("id": null: a Gemini call with no id, as
+                                                  the Gemini API sends them)
   {"status": 500, "body": {…}}                    a raw error
-and is rendered in the protocol of the request.
+and is rendered in the protocol of the request. An entry with `"match": "…"` answers only a
+request whose path or body holds that text (an agent's side requests, such as a title or a
+summary, then get the plain answer instead of using up the script).
 
 In process: `with serve(script) as stub:` → `stub.url`, `stub.requests`, `stub.refused()`.
 As a program (run inside a network namespace by tests/agent_clis.py):
@@ -105,7 +109,8 @@ def _json(status: int, value: Any) -> Reply:
 
 
 def _calls(entry: Entry, n: int) -> list[Entry]:
-    return [{"id": c.get("id") or f"call_{n}_{k}", "name": c["name"], "input": c.get("input", {})}
+    return [{"id": c.get("id") or f"call_{n}_{k}", "name": c["name"], "input": c.get("input", {}),
+             "no_id": "id" in c and c["id"] is None}
             for k, c in enumerate(entry.get("calls") or [])]
 
 
@@ -216,7 +221,8 @@ def gemini_reply(entry: Entry, body: Body, n: int, stream: bool, sse: bool) -> R
     parts: list[Body] = []
     if entry.get("text") or not entry.get("calls"):
         parts.append({"text": entry.get("text") or f"answer {n}"})
-    parts += [{"functionCall": {"id": c["id"], "name": c["name"], "args": c["input"]}}
+    parts += [{"functionCall": {**({} if c["no_id"] else {"id": c["id"]}), "name": c["name"],
+                                "args": c["input"]}}
               for c in _calls(entry, n)]
     answer = {"candidates": [{"content": {"role": "model", "parts": parts},
                               "finishReason": "STOP", "index": 0}],
@@ -277,7 +283,7 @@ class StrictStub:
         return reply
 
     def _reply(self, kind: str, path: str, body: Body, n: int) -> Reply:
-        entry = self.script.pop(0) if self.script else {}
+        entry = self._next(path, json.dumps(body))
         if "status" in entry:
             return _json(int(entry["status"]), entry.get("body") or error_body(
                 kind, "scripted error", int(entry["status"])))
@@ -289,6 +295,15 @@ class StrictStub:
             return chat_reply(entry, body, n)
         return gemini_reply(entry, body, n, stream=kind == "gemini_stream",
                             sse=bool(re.search(r"[?&]alt=sse", path)))
+
+
+    def _next(self, path: str, text: str) -> Entry:
+        """The first script entry for this request, taken off the script ({} if none)."""
+        for k, entry in enumerate(self.script):
+            want = entry.get("match")
+            if want is None or want in path or want in text:
+                return self.script.pop(k)
+        return {}
 
 
 def _utf8(raw: bytes) -> bool:
