@@ -134,8 +134,8 @@ class Run:
 class Agents:
     """An isolated home for both CLIs under `root`, and their runs against the stub."""
 
-    def __init__(self, root: Path) -> None:
-        self.modules = install()
+    def __init__(self, root: Path, modules: Path | None = None) -> None:
+        self.modules = modules if modules is not None else install()
         self.root = root
         self.home = root / "home"
         self.codex_home = self.home / ".codex"

@@ -23,17 +23,22 @@ NODE_DIR = Path(__file__).resolve().parent / "node"
 SCRIPT = NODE_DIR / "readers.mjs"
 
 
+def cache_folder(package_dir: Path, prefix: str) -> Path:
+    """Where `package_dir`'s lock is (or would be) installed."""
+    lock = (package_dir / "package-lock.json").read_bytes()
+    digest = hashlib.sha256(lock + (package_dir / "package.json").read_bytes()).hexdigest()[:16]
+    root = os.environ.get("SESSIONCTX_NODE_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "sessionctx")
+    return Path(root) / f"{prefix}-{digest}"
+
+
 def installed(package_dir: Path, prefix: str, npm_args: tuple[str, ...], timeout: int,
               then: tuple[str, ...] = ()) -> Path:
     """The node_modules folder of `package_dir`'s pinned packages, `npm ci`'d once into a
     cache folder keyed by its package.json and lock (`$SESSIONCTX_NODE_CACHE`, default
     `~/.cache/sessionctx/<prefix>-<hash>`), one installer at a time; `then` runs after the
     install, in the cache folder."""
-    lock = (package_dir / "package-lock.json").read_bytes()
-    digest = hashlib.sha256(lock + (package_dir / "package.json").read_bytes()).hexdigest()[:16]
-    root = os.environ.get("SESSIONCTX_NODE_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "sessionctx")
-    cache = Path(root) / f"{prefix}-{digest}"
+    cache = cache_folder(package_dir, prefix)
     done = cache / "node_modules" / ".sessionctx-installed"
     if done.exists():
         return cache / "node_modules"

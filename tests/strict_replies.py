@@ -25,7 +25,8 @@ def json_reply(status: int, value: Any) -> Reply:
 
 
 def _calls(entry: Entry, n: int) -> list[Entry]:
-    return [{"id": c.get("id") or f"call_{n}_{k}", "name": c["name"], "input": c.get("input", {})}
+    return [{"id": c.get("id") or f"call_{n}_{k}", "name": c["name"], "input": c.get("input", {}),
+             "no_id": "id" in c and c["id"] is None}
             for k, c in enumerate(entry.get("calls") or [])]
 
 
@@ -136,7 +137,8 @@ def gemini_reply(entry: Entry, body: Body, n: int, stream: bool, sse: bool) -> R
     parts: list[Body] = []
     if entry.get("text") or not entry.get("calls"):
         parts.append({"text": entry.get("text") or f"answer {n}"})
-    parts += [{"functionCall": {"id": c["id"], "name": c["name"], "args": c["input"]}}
+    parts += [{"functionCall": {**({} if c["no_id"] else {"id": c["id"]}), "name": c["name"],
+                                "args": c["input"]}}
               for c in _calls(entry, n)]
     answer = {"candidates": [{"content": {"role": "model", "parts": parts},
                               "finishReason": "STOP", "index": 0}],

@@ -14,12 +14,17 @@ raw bytes, parsed body, the status sent and the refusal if any.
 Replies come from a script, one entry a request (then plain text "answer N"); an entry is
   {"text": "…"}                                   a text answer
   {"calls": [{"name": "Bash", "input": {…}, "id": "…"?}], "text": "…"?}   tool calls
+                                                  ("id": null: a Gemini call with no id, as
+                                                  the Gemini API sends them)
   {"status": 500, "body": {…}}                    a raw error
   {"status": 400, "message": "…"}                 the API's error body with that message
 and is rendered in the protocol of the request. Any entry may also carry a fault:
   "delay": 1.5   the answer waits that long (a slow upstream; a client that leaves meanwhile is
                  counted in `stub.gone`);
   "cut": true    the connection is reset halfway through the answer.
+An entry with `"match": "…"` answers only a request whose path or body holds that text (an
+agent's side requests, such as a title or a summary, then get the plain answer instead of using
+up the script).
 
 In process: `with serve(script) as stub:` → `stub.url`, `stub.requests`, `stub.refused()`,
 `stub.raw(i)` (a request's exact bytes), `stub.answers` (the bytes of each answer).
@@ -164,7 +169,7 @@ class StrictStub:
                     reply = json_reply(200, {"input_tokens": len(raw) // 4})
                 else:
                     self._count += 1
-                    entry = self.script.pop(0) if self.script else {}
+                    entry = self._next(path, json.dumps(body))
                     reply = self._reply(entry, kind, path, body, self._count)
             if self.keep or self.log is not None:
                 self._record({"method": method, "path": path, "kind": kind,
@@ -179,6 +184,14 @@ class StrictStub:
         if self.log is not None:
             with open(self.log, "a", encoding="utf-8") as out:
                 out.write(json.dumps(record) + "\n")
+
+    def _next(self, path: str, text: str) -> Entry:
+        """The first script entry for this request, taken off the script ({} if none)."""
+        for k, entry in enumerate(self.script):
+            want = entry.get("match")
+            if want is None or want in path or want in text:
+                return self.script.pop(k)
+        return {}
 
     def _reply(self, entry: Entry, kind: str, path: str, body: Body, n: int) -> Reply:
         if "status" in entry:

@@ -199,6 +199,39 @@ def test_after_a_compaction_only_what_follows_it_is_sent(tmp_path: Path) -> None
     assert ctx.pending_calls == []  # the interrupted call was before the compaction
 
 
+@pytest.mark.parametrize("kept", ["first", "unknown"])
+def test_a_compaction_that_kept_a_tail_sends_it_after_the_summary(tmp_path: Path,
+                                                                  kept: str) -> None:
+    """opencode 1.18's `filterCompacted`: a compaction part naming `tail_start_id` keeps the
+    messages from that one on, sent after the summary reply; a tail it cannot find keeps
+    the whole session in order."""
+    info, msgs = stored()
+    sid = info["id"]
+    tail = msgs[0][0]["id"] if kept == "first" else "msg_gone"
+    ask = {"id": "msg_zz0001", "sessionID": sid, "role": "user", "time": {"created": 1}}
+    summary = {"id": "msg_zz0002", "sessionID": sid, "role": "assistant", "parentID": "msg_zz0001",
+               "summary": True, "finish": "stop", "modelID": "m", "providerID": "anthropic",
+               "time": {"created": 2, "completed": 3}}
+    after = {"id": "msg_zz0003", "sessionID": sid, "role": "user", "time": {"created": 4}}
+    added = [(ask, [{"id": "prt_zz1", "type": "compaction", "auto": True,
+                     "tail_start_id": tail}]),
+             (summary, [{"id": "prt_zz2", "type": "text", "text": "We fixed the parser."}]),
+             (after, [{"id": "prt_zz3", "type": "text", "text": "Now the docs."}])]
+    path = tmp_path / "compacted.json"
+    path.write_text(json.dumps({"info": info, "messages": [
+        {"info": m, "parts": ps} for m, ps in msgs + added]}))
+    ctx = build_context(read_input(str(path)).records)
+    texts = [b["text"] for m in ctx.messages for b in m["content"] if b["type"] == "text"]
+    first = next(p["text"] for p in msgs[0][1] if p["type"] == "text")
+    if kept == "first":
+        assert texts[:2] == ["What did we do so far?", "We fixed the parser."]
+        assert texts[2] == first
+    else:
+        assert texts[0] == first and texts[-3:] == [
+            "What did we do so far?", "We fixed the parser.", "Now the docs."]
+    assert texts[-1] == "Now the docs." and [c.name for c in ctx.pending_calls] == ["edit"]
+
+
 def test_build_reads_a_storage_folder_of_one_session(tmp_path: Path) -> None:
     root = storage(tmp_path)
     assert read_counts(root) == counts(stored()[1])

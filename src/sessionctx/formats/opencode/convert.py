@@ -1,15 +1,19 @@
 """opencode messages and parts, wherever they were stored, as native records.
 
 What reaches the model follows opencode's own conversion (`MessageV2.toModelMessages`): a
-user message's `text` parts (not those marked `ignored`) and its image files; an assistant
-message's `text`, `reasoning` and `tool` parts, a new model message at each `step-start`,
-each tool part's result after its step (`completed`: its output, `error`: its error). A tool
-part still `pending` or `running` was never answered: it stays a call without a result (opencode
-itself sends it as interrupted). An assistant message that failed is not sent, unless it was
-aborted after writing something. Every other part (step-finish, snapshot, patch, agent, …) is
-bookkeeping and reaches no model. After a compaction (`MessageV2.filterCompacted`) the model
-sees only the user message holding the latest `compaction` part whose summary reply finished,
-as "What did we do so far?", and what follows it; the messages before are context rows.
+user message's `text` parts (not those marked `ignored`), its image files and a `subtask` part
+as the line opencode sends for it; an assistant message's `text`, `reasoning` and `tool`
+parts, a new model message at each `step-start`, each tool part's result after its step
+(`completed`: its output, or "[Old tool result content cleared]" once its time is marked
+`compacted`; `error`: its error, or the partial `output` of a call marked `interrupted`). A
+tool part still `pending` or `running` was never answered: it stays a call without a result
+(opencode itself sends it as interrupted). An assistant message that failed is not sent, unless
+it was aborted after writing something. Every other part (step-finish, snapshot, patch,
+agent, …) is bookkeeping and reaches no model. After a compaction (`MessageV2.filterCompacted`)
+the model sees the user message holding the latest `compaction` part whose summary reply
+finished, as "What did we do so far?", and what follows it; a compaction that kept a tail
+(`tail_start_id`) puts the kept messages after its summary reply. The messages not sent are
+context rows.
 """
 
 from __future__ import annotations
@@ -49,11 +53,13 @@ def convert(session: Obj, messages: list[Message], path: str | None,
     def place(msg: Message) -> Source:
         return Source(index=len(out), path=msg.source.path)
 
-    start = _compacted_at(messages)
-    for msg in messages[:start]:
-        out.append(context_record(msg.raw, place(msg), FORMAT,
-                                  "before opencode's latest compaction: not sent"))
-    for msg in messages[start:]:
+    shown = _after_compaction(messages)
+    kept = {id(m) for m in shown}
+    for msg in messages:
+        if id(msg) not in kept:
+            out.append(context_record(msg.raw, place(msg), FORMAT,
+                                      "before opencode's latest compaction: not sent"))
+    for msg in shown:
         role = msg.info.get("role")
         if role == "user":
             blocks = [b for p in msg.parts if (b := _user_block(p)) is not None]
@@ -73,17 +79,47 @@ def convert(session: Obj, messages: list[Message], path: str | None,
     return result
 
 
-def _compacted_at(messages: list[Message]) -> int:
-    """Where the messages the model sees start: at the latest compaction that finished."""
-    summarised = {m.info.get("parentID") for m in messages
-                  if m.info.get("role") == "assistant" and m.info.get("summary") is True
-                  and m.info.get("finish") and not m.info.get("error")}
-    for k in range(len(messages) - 1, -1, -1):
-        msg = messages[k]
-        if msg.info.get("role") == "user" and msg.info.get("id") in summarised and any(
-                p.get("type") == "compaction" for p in msg.parts):
-            return k
-    return 0
+def _after_compaction(messages: list[Message]) -> list[Message]:
+    """The messages the model sees, in the order it sees them: from the latest compaction
+    whose summary reply finished (the whole session if none); a compaction part naming a
+    `tail_start_id` keeps the messages from that one on, placed after the summary reply."""
+    summarised: set[Any] = set()
+    start, tail = 0, None
+    for k in range(len(messages) - 1, -1, -1):  # newest first, as opencode walks them
+        info = messages[k].info
+        if tail is not None:
+            if info.get("id") == tail:
+                start = k
+                break
+            continue
+        compaction = next((p for p in messages[k].parts if p.get("type") == "compaction"),
+                          None)
+        if info.get("role") == "user" and info.get("id") in summarised and compaction:
+            start, tail = k, compaction.get("tail_start_id")
+            if not tail or info.get("id") == tail:
+                break
+            start = 0  # until the kept tail is found: a tail not stored keeps everything
+            continue
+        if info.get("role") == "assistant" and info.get("summary") is True and \
+                info.get("finish") and not info.get("error"):
+            summarised.add(info.get("parentID"))
+    shown = messages[start:]
+    ask = next((k for k in range(len(shown) - 1, -1, -1)
+                if shown[k].info.get("role") == "user" and any(
+                    p.get("type") == "compaction" and p.get("tail_start_id") is not None
+                    for p in shown[k].parts)), -1)
+    if ask <= 0:
+        return shown
+    parts = next(p for p in shown[ask].parts if p.get("type") == "compaction"
+                 and p.get("tail_start_id") is not None)
+    reply = next((k for k in range(ask + 1, len(shown))
+                  if shown[k].info.get("role") == "assistant" and shown[k].info.get("summary")
+                  and shown[k].info.get("parentID") == shown[ask].info.get("id")), -1)
+    kept = next((k for k, m in enumerate(shown) if m.info.get("id") ==
+                 parts["tail_start_id"]), -1)
+    if 0 <= kept < ask < reply:
+        return [*shown[ask:reply + 1], *shown[kept:ask], *shown[reply + 1:]]
+    return shown
 
 
 def _sent(msg: Message) -> bool:
@@ -100,6 +136,8 @@ def _user_block(part: Obj) -> Obj | None:
         return text_block(part["text"])
     if kind == "compaction":
         return text_block("What did we do so far?")
+    if kind == "subtask":
+        return text_block("The following tool was executed by the user")
     if kind == "file" and str(part.get("mime", "")).startswith("image/"):
         return data_url_image(part.get("url"))
     return None
@@ -129,7 +167,7 @@ def _assistant(msg: Message) -> list[Obj]:
         kind = part.get("type")
         if kind == "step-start":
             flush()
-        elif kind == "text" and isinstance(part.get("text"), str) and not part.get("ignored"):
+        elif kind == "text" and isinstance(part.get("text"), str):
             blocks.append(text_block(part["text"]))
         elif kind == "reasoning" and isinstance(part.get("text"), str):
             blocks.append({"type": "thinking", "thinking": part["text"]})
@@ -139,15 +177,29 @@ def _assistant(msg: Message) -> list[Obj]:
             args = state.get("input")
             blocks.append({"type": "toolCall", "id": cid, "name": name,
                            "arguments": args if isinstance(args, dict) else {}})
-            status = state.get("status")
-            if status in ("completed", "error"):
-                body = state.get("output") if status == "completed" else state.get("error")
+            if (result := _result(state)) is not None:
+                body, failed = result
                 results.append({"role": "toolResult", "toolCallId": cid, "toolName": name,
                                 "content": [text_block(body if isinstance(body, str) else
                                                        "(no output)")],
-                                "isError": status == "error"})
+                                "isError": failed})
     flush()
     return out
+
+
+def _result(state: Obj) -> tuple[Any, bool] | None:
+    """What opencode sends as a tool part's result, and whether as an error; None while the
+    call was never answered."""
+    status = state.get("status")
+    if status == "completed":
+        cleared = _obj(state.get("time")).get("compacted")
+        return ("[Old tool result content cleared]" if cleared else state.get("output")), False
+    if status == "error":
+        meta = _obj(state.get("metadata"))
+        if meta.get("interrupted") is True and isinstance(meta.get("output"), str):
+            return meta["output"], False
+        return state.get("error"), True
+    return None
 
 
 def _obj(value: Any) -> Obj:

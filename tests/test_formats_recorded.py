@@ -1,0 +1,334 @@
+"""Sessions the agents wrote themselves, offline against the strict stub
+(tests/record_format_sessions.py; how in fixtures/SOURCES.md): Gemini CLI's JSONL chat,
+opencode's opencode.db and `opencode export`, Copilot CLI's events.jsonl. Each recording and
+variants built from it read with counts worked out here from the raw file (the counters of
+each format's own test), and every provider takes the body built from it. No CLI is needed;
+the last test records afresh when the pinned CLIs are already installed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionctx.context import Context, build_context
+from sessionctx.inputs import read_input
+from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
+from sessionctx.writeback import plan_repair, repair
+from tests.conftest import FIXTURES
+from tests.format_counts import context_counts, read_context
+from tests.sdk_types import sdk_check
+from tests.stub_servers import gemini_problem
+from tests.test_formats_copilot_cli import counts as copilot_counts
+from tests.test_formats_copilot_cli import events
+from tests.test_formats_gemini_cli_jsonl import counts as gemini_counts
+from tests.test_formats_gemini_cli_jsonl import rows
+from tests.test_formats_opencode import counts as opencode_counts
+
+Obj = dict[str, Any]
+GEMINI = FIXTURES / "gemini-cli-jsonl"
+GEMINI_TOOLS = GEMINI / "recorded-0.61.0-tools.jsonl"
+GEMINI_KILLED = GEMINI / "recorded-0.61.0-killed-call.jsonl"
+OPENCODE = FIXTURES / "opencode"
+OPENCODE_DB = OPENCODE / "recorded-1.18.33-tools.db"
+OPENCODE_EXPORT = OPENCODE / "recorded-1.18.33-tools.export.json"
+OPENCODE_KILLED = OPENCODE / "recorded-1.18.33-killed-call.db"
+COPILOT = FIXTURES / "copilot-cli"
+COPILOT_TOOLS = COPILOT / "recorded-1.0.102-tools.jsonl"
+COPILOT_KILLED = COPILOT / "recorded-1.0.102-killed-call.jsonl"
+
+
+def _jsonl(path: Path, objs: list[Obj]) -> Path:
+    path.write_text("".join(json.dumps(o, separators=(",", ":")) + "\n" for o in objs))
+    return path
+
+
+# -- Gemini CLI --------------------------------------------------------------------------------
+
+def _headers(objs: list[Obj]) -> list[int]:
+    return [i for i, o in enumerate(objs) if "sessionId" in o and "projectHash" in o]
+
+
+def gemini_before_resume(objs: list[Obj]) -> list[Obj]:
+    """The chat as the first run left it: every row before the resume's header."""
+    return objs[:_headers(objs)[1]]
+
+
+def gemini_call_unanswered(objs: list[Obj]) -> list[Obj]:
+    """The first run cut where its last call (the failed read) ran: its message's last row
+    holds the call with no result yet, and nothing follows."""
+    first = gemini_before_resume(objs)
+    at = max(i for i, o in enumerate(first) if o.get("toolCalls"))
+    last = json.loads(json.dumps(first[at]))
+    for call in last["toolCalls"]:
+        call.pop("result", None)
+        call["status"] = "executing"
+    return [*first[:at], last]
+
+
+GEMINI_CASES: dict[str, tuple[Path, Callable[[list[Obj]], list[Obj]], dict[str, int]]] = {
+    "tools, resumed": (GEMINI_TOOLS, list,
+                       {"calls": 3, "results": 3, "pending": 0, "texts": 3}),
+    "tools, before the resume": (GEMINI_TOOLS, gemini_before_resume,
+                                 {"calls": 3, "results": 3, "pending": 0, "texts": 3}),
+    "a call unanswered": (GEMINI_TOOLS, gemini_call_unanswered,
+                          {"calls": 3, "results": 2, "pending": 1, "texts": 2}),
+    "killed mid-call": (GEMINI_KILLED, list,
+                        {"calls": 0, "results": 0, "pending": 0, "texts": 2}),
+}
+
+
+@pytest.mark.parametrize("case", list(GEMINI_CASES))
+def test_gemini_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
+    source, variant, expected = GEMINI_CASES[case]
+    objs = variant(rows(source))
+    assert gemini_counts(objs) == expected
+    path = _jsonl(tmp_path / "session-x.jsonl", objs)
+    assert context_counts(read_context(path, "gemini-cli-jsonl")) == expected
+
+
+def test_gemini_resume_rewrote_each_response_twice_and_sessionctx_sends_it_once() -> None:
+    """Gemini CLI 0.61.0 resumed the chat by sending each call's response twice (the API
+    refused it) and wrote that history back in a `$set` row: the raw rows hold two user
+    messages per answered turn. The body sessionctx builds holds each response once, and
+    the Gemini API's rule accepts it."""
+    objs = rows(GEMINI_TOOLS)
+    rewrite = [o for o in objs if "messages" in o.get("$set", {})][-1]["$set"]["messages"]
+    responses = [p["functionResponse"]["id"] for m in rewrite if m["type"] == "user"
+                 and isinstance(m["content"], list) for p in m["content"]
+                 if "functionResponse" in p]
+    assert len(responses) == 6 and len(set(responses)) == 3
+    ctx = build_context(read_input(str(GEMINI_TOOLS)).records)
+    body = build_request(ctx, "gemini", options=BuildRequestOptions(
+        placeholder_tools=True)).body
+    sent = [p["functionResponse"]["name"] for c in body["contents"] for p in c["parts"]
+            if "functionResponse" in p]
+    assert sent == ["read_file", "run_shell_command", "read_file"]
+    assert gemini_problem(body) is None
+
+
+def test_gemini_killed_mid_call_left_an_empty_reply_and_no_call() -> None:
+    """Killed while its shell call ran, Gemini CLI had written the reply row but not the
+    call (calls are written once they finish): nothing is pending, the empty reply is
+    dropped as Gemini CLI itself drops it on resume."""
+    objs = rows(GEMINI_KILLED)
+    assert objs[-2]["type"] == "gemini" and objs[-2]["content"] == ""
+    assert "toolCalls" not in objs[-2]
+    ctx = read_context(GEMINI_KILLED, "gemini-cli-jsonl")
+    assert ctx.pending_calls == [] and ctx.messages[-1]["role"] == "user"
+    assert [c.kind for c in ctx.changes if c.kind != "skipped_context_row"] == [
+        "dropped_empty_message"]
+
+
+# -- opencode ----------------------------------------------------------------------------------
+
+def opencode_stored(db: Path) -> list[tuple[Obj, list[Obj]]]:
+    """The store's one session's messages with their parts, straight from its tables."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        [(sid,)] = conn.execute("SELECT id FROM session").fetchall()
+        msgs = conn.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY id",
+                            (sid,)).fetchall()
+        parts = conn.execute("SELECT message_id, data FROM part WHERE session_id = ? "
+                             "ORDER BY id", (sid,)).fetchall()
+    finally:
+        conn.close()
+    return [({"id": mid, **json.loads(data)}, [json.loads(p) for m, p in parts if m == mid])
+            for mid, data in msgs]
+
+
+def opencode_edited(tmp_path: Path, edit: Callable[[Obj], Obj | None]) -> Path:
+    """A copy of the recorded store with each tool part passed through `edit` (None: kept)."""
+    path = tmp_path / "opencode.db"
+    shutil.copyfile(OPENCODE_DB, path)
+    conn = sqlite3.connect(path)
+    for pid, data in conn.execute("SELECT id, data FROM part").fetchall():
+        part = json.loads(data)
+        if part.get("type") == "tool" and (new := edit(part)) is not None:
+            conn.execute("UPDATE part SET data = ? WHERE id = ?", (json.dumps(new), pid))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _running(part: Obj) -> Obj | None:
+    if part["callID"] != "call_02":
+        return None
+    state = part["state"]
+    return {**part, "state": {"status": "running", "input": state["input"],
+                              "time": {"start": state["time"]["start"]}}}
+
+
+OPENCODE_CASES: dict[str, tuple[Callable[[Path], Path], dict[str, int]]] = {
+    "tools store": (lambda _: OPENCODE_DB,
+                    {"calls": 4, "results": 4, "pending": 0, "texts": 4}),
+    "killed mid-call": (lambda _: OPENCODE_KILLED,
+                        {"calls": 1, "results": 0, "pending": 1, "texts": 1}),
+    "a call left running": (lambda tmp: opencode_edited(tmp, _running),
+                            {"calls": 4, "results": 3, "pending": 1, "texts": 4}),
+}
+
+
+@pytest.mark.parametrize("case", list(OPENCODE_CASES))
+def test_opencode_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
+    make, expected = OPENCODE_CASES[case]
+    path = make(tmp_path)
+    assert opencode_counts(opencode_stored(path)) == expected
+    assert context_counts(read_context(path, "opencode")) == expected
+
+
+def test_opencode_export_holds_what_the_store_holds() -> None:
+    doc = json.loads(OPENCODE_EXPORT.read_text())
+    from_store = opencode_stored(OPENCODE_DB)
+    assert [m["info"]["id"] for m in doc["messages"]] == [i["id"] for i, _ in from_store]
+    assert opencode_counts([(m["info"], m["parts"]) for m in doc["messages"]]) == \
+        opencode_counts(from_store)
+    assert context_counts(read_context(OPENCODE_EXPORT, "opencode")) == \
+        context_counts(read_context(OPENCODE_DB, "opencode"))
+
+
+def test_opencode_sends_a_cleared_result_and_an_interrupted_output_as_it_does(
+        tmp_path: Path) -> None:
+    """opencode's toModelMessages: a completed result whose time was `compacted` goes as
+    "[Old tool result content cleared]"; an error part marked `interrupted` with an `output`
+    goes as that output, not as an error."""
+    def edit(part: Obj) -> Obj | None:
+        state = part["state"]
+        if part["callID"] == "call_01":
+            return {**part, "state": {**state, "time": {**state["time"], "compacted": 1}}}
+        if part["callID"] == "call_03":
+            return {**part, "state": {**state, "metadata": {"interrupted": True,
+                                                           "output": "partial output"}}}
+        return None
+
+    ctx = build_context(read_input(str(opencode_edited(tmp_path, edit))).records)
+    results = {m["toolCallId"]: m for m in ctx.messages if m["role"] == "toolResult"}
+    assert results["call_01"]["content"][0]["text"] == "[Old tool result content cleared]"
+    assert results["call_03"]["content"][0]["text"] == "partial output"
+    assert not results["call_03"]["isError"]
+    assert results["call_02"]["content"][0]["text"] == "2 app.py\n"
+
+
+def test_opencode_sends_a_subtask_part_as_its_line(tmp_path: Path) -> None:
+    path = opencode_edited(tmp_path, lambda part: None)
+    conn = sqlite3.connect(path)
+    (mid, sid), = conn.execute("SELECT id, session_id FROM message ORDER BY id LIMIT 1")
+    conn.execute("INSERT INTO part VALUES ('prt_zzsubtask', ?, ?, 0, 0, ?)", (mid, sid, json.dumps(
+        {"type": "subtask", "prompt": "p", "description": "d", "agent": "general"})))
+    conn.commit()
+    conn.close()
+    first = build_context(read_input(str(path)).records).messages[0]
+    assert [b["text"] for b in first["content"]][-1] == \
+        "The following tool was executed by the user"
+
+
+# -- Copilot CLI -------------------------------------------------------------------------------
+
+def copilot_before_resume(evs: list[Obj]) -> list[Obj]:
+    return evs[:next(i for i, e in enumerate(evs) if e["type"] == "session.resume")]
+
+
+def copilot_result_lost(evs: list[Obj]) -> list[Obj]:
+    """The shell call's completion event gone, as if the process died before writing it."""
+    return [e for e in evs if not (e["type"] == "tool.execution_complete"
+                                   and e["data"]["toolCallId"] == "call_02")]
+
+
+COPILOT_CASES: dict[str, tuple[Path, Callable[[list[Obj]], list[Obj]], dict[str, int]]] = {
+    "tools, resumed": (COPILOT_TOOLS, list, {"calls": 4, "results": 4, "pending": 0,
+                                             "orphans": 0, "texts": 4}),
+    "tools, before the resume": (COPILOT_TOOLS, copilot_before_resume,
+                                 {"calls": 3, "results": 3, "pending": 0, "orphans": 0,
+                                  "texts": 2}),
+    "a result lost": (COPILOT_TOOLS, copilot_result_lost,
+                      {"calls": 4, "results": 3, "pending": 1, "orphans": 0, "texts": 4}),
+    "killed mid-call": (COPILOT_KILLED, list, {"calls": 1, "results": 0, "pending": 1,
+                                               "orphans": 0, "texts": 1}),
+}
+
+
+@pytest.mark.parametrize("case", list(COPILOT_CASES))
+def test_copilot_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
+    source, variant, expected = COPILOT_CASES[case]
+    evs = variant(events(source))
+    assert copilot_counts(evs) == expected
+    path = _jsonl(tmp_path / "events.jsonl", evs)
+    ctx = read_context(path, "copilot-cli")
+    orphans = sum(c.kind == "dropped_orphan_result" for c in ctx.changes)
+    assert {**context_counts(ctx), "orphans": orphans} == expected
+
+
+def test_copilot_killed_mid_call_repairs_to_no_pending_call(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "events.jsonl", events(COPILOT_KILLED))
+    done = repair(str(path), backup=False)
+    assert done.written and [p.name for p in done.pending_calls] == ["bash"]
+    assert copilot_counts(events(path))["pending"] == 0
+    assert read_context(path, "copilot-cli").pending_calls == []
+
+
+# -- every recording and variant, every provider -----------------------------------------------
+
+def _all_cases(tmp_path: Path) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for name, (source, variant, _) in GEMINI_CASES.items():
+        out[f"gemini {name}"] = _jsonl(tmp_path / f"g{len(out)}.jsonl", variant(rows(source)))
+    for name, (make, _) in OPENCODE_CASES.items():
+        folder = tmp_path / f"o{len(out)}"
+        folder.mkdir()
+        out[f"opencode {name}"] = make(folder)
+    out["opencode export"] = OPENCODE_EXPORT
+    for name, (source, variant, _) in COPILOT_CASES.items():
+        out[f"copilot {name}"] = _jsonl(tmp_path / f"c{len(out)}.jsonl", variant(events(source)))
+    return out
+
+
+def _context(path: Path) -> Context:
+    result = read_input(str(path))
+    assert result.problems == []
+    return build_context(result.records)
+
+
+def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> None:
+    cases = _all_cases(tmp_path)
+    assert len(cases) == 12
+    for name, path in cases.items():
+        ctx = _context(path)
+        for provider in PROVIDERS:
+            body = build_request(ctx, provider, options=BuildRequestOptions(
+                placeholder_tools=True)).body
+            assert validate(body, provider) == [], (name, provider)
+            sdk_check(provider, body)
+
+
+@pytest.mark.parametrize("path", [GEMINI_TOOLS, COPILOT_TOOLS], ids=lambda p: p.parent.name)
+def test_repair_leaves_a_whole_recording_byte_identical(path: Path) -> None:
+    plan = plan_repair(path.read_bytes(), str(path))
+    assert plan.fixes == [] and plan.after == plan.before
+
+
+# -- recording afresh --------------------------------------------------------------------------
+
+def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
+    """Runs the three pinned CLIs again (about three minutes) when they are installed."""
+    from tests import format_agents, record_format_sessions
+
+    if not format_agents.is_installed():
+        pytest.skip("the pinned Gemini CLI, opencode and Copilot CLI are not installed "
+                    "(python -m tests.format_agents installs them)")
+    out = tmp_path / "fixtures"
+    for folder in ("gemini-cli-jsonl", "opencode", "copilot-cli"):
+        (out / folder).mkdir(parents=True)
+    record_format_sessions.main(out)
+    for old in (GEMINI_TOOLS, GEMINI_KILLED):
+        assert gemini_counts(rows(out / old.parent.name / old.name)) == gemini_counts(rows(old))
+    for old in (OPENCODE_DB, OPENCODE_KILLED):
+        assert opencode_counts(opencode_stored(out / "opencode" / old.name)) == \
+            opencode_counts(opencode_stored(old))
+    for old in (COPILOT_TOOLS, COPILOT_KILLED):
+        assert copilot_counts(events(out / "copilot-cli" / old.name)) == \
+            copilot_counts(events(old))
