@@ -13,7 +13,6 @@ from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import Source
-from sessionctx.compaction.tokens import total
 from sessionctx.records import (
     DEFAULT_MAX_LINE_BYTES,
     INVALID,
@@ -58,7 +57,10 @@ def checkpoint_record(*, fmt: str, at: str, summary: str, messages: list[Obj],
 
 
 def checkpoint_tokens(messages: list[Obj]) -> int:
-    """The estimated tokens a checkpoint's messages give the model."""
+    """The estimated tokens a checkpoint's messages give the model (imported only for a
+    session that holds a compaction: a plain build loads nothing of compaction/)."""
+    from sessionctx.compaction.tokens import total
+
     return total(messages)
 
 
