@@ -43,7 +43,7 @@ def _through_run(agents: Agents, *command: str) -> list[str]:
             "--store", f"sqlite:///{agents.root / 'audit.db'}", "--", *command]
 
 
-def _results(request: dict[str, object]) -> list[dict[str, object]]:
+def results_sent(request: dict[str, object]) -> list[dict[str, object]]:
     body = request["body"]
     assert isinstance(body, dict)
     return [b for m in body["messages"] if isinstance(m["content"], list)
@@ -63,7 +63,7 @@ def test_claude_code_resumes_a_refused_session_through_sessionctx_run(agents: Ag
     assert json.loads(run.stdout)["result"] == "answer 1"
     assert "repaired" in run.stderr.splitlines()[-1]
     for request in run.requests:  # the one result sent is the tool's own
-        assert [json.dumps(r["content"]) for r in _results(request)] in (
+        assert [json.dumps(r["content"]) for r in results_sent(request)] in (
             [], ['"a.txt"'], ['[{"type": "text", "text": "a.txt"}]'])
 
 
@@ -87,7 +87,7 @@ CODEX_REFUSED = {
 }
 
 
-def _outputs(run: Run) -> list[object]:
+def outputs_sent(run: Run) -> list[object]:
     return [i.get("output") for r in run.requests for i in (r["body"] or {}).get("input", [])
             if isinstance(i, dict) and i.get("type") == "function_call_output"]
 
@@ -105,4 +105,4 @@ def test_codex_resumes_a_refused_rollout_through_sessionctx_run(agents: Agents,
     assert run.returncode == 0, run.stderr
     assert run.requests and not run.refused()
     assert "1 repaired" in run.stderr.splitlines()[-1]
-    assert set(_outputs(run)) <= {"a.txt"}  # only the output the rollout holds, if any
+    assert set(outputs_sent(run)) <= {"a.txt"}  # only the output the rollout holds, if any
