@@ -67,6 +67,16 @@ def test_claude_code_resumes_a_refused_session_through_sessionctx_run(agents: Ag
             [], ['"a.txt"'], ['[{"type": "text", "text": "a.txt"}]'])
 
 
+def test_a_valid_claude_code_session_goes_through_untouched(agents: Agents) -> None:
+    claude = str(agents.modules / ".bin" / "claude")
+    run = agents.run(_through_run(agents, claude, "-p", "say hi", "--output-format", "json"),
+                     script=[{"text": "hi é"}])
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["result"] == "hi é" and not run.refused()
+    summary = run.stderr.splitlines()[-1]
+    assert summary == f"sessionctx: {len(run.requests)} requests, none needed a repair"
+
+
 def test_codex_goes_through_sessionctx_run(agents: Agents) -> None:
     codex = str(agents.modules / ".bin" / "codex")
     run = agents.run(_through_run(agents, codex, "exec", "--skip-git-repo-check", "say hi"))
