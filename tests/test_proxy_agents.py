@@ -11,6 +11,7 @@ before its call."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -67,12 +68,24 @@ def test_claude_code_resumes_a_refused_session_through_sessionctx_run(agents: Ag
             [], ['"a.txt"'], ['[{"type": "text", "text": "a.txt"}]'])
 
 
-def test_a_valid_claude_code_session_goes_through_untouched(agents: Agents) -> None:
+def test_a_valid_claude_code_request_arrives_byte_identical(agents: Agents) -> None:
+    """The same turn twice from the same saved state (home, session id, working folder): once
+    direct, once through `sessionctx run`; the stub gets the same bytes and headers."""
+    assert agents.claude("-p", "hi").returncode == 0  # Claude Code's first-run state, kept
+    saved = agents.root / "saved-home"
+    shutil.copytree(agents.home, saved, symlinks=True)
+    turn = ("-p", "say hi", "--output-format", "json", "--session-id", SESSION)
+    direct = agents.claude(*turn, script=[{"text": "hi é"}])
+    shutil.rmtree(agents.home)
+    shutil.copytree(saved, agents.home, symlinks=True)
     claude = str(agents.modules / ".bin" / "claude")
-    run = agents.run(_through_run(agents, claude, "-p", "say hi", "--output-format", "json"),
-                     script=[{"text": "hi é"}])
-    assert run.returncode == 0, run.stderr
+    run = agents.run(_through_run(agents, claude, *turn), script=[{"text": "hi é"}])
+    assert direct.returncode == 0 and run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["result"] == "hi é" and not run.refused()
+    assert [r["raw"] for r in run.requests] == [r["raw"] for r in direct.requests]
+    hop = {"connection", "keep-alive", "host"}
+    assert [{k: v for k, v in r["headers"].items() if k not in hop} for r in run.requests] == \
+        [{k: v for k, v in r["headers"].items() if k not in hop} for r in direct.requests]
     summary = run.stderr.splitlines()[-1]
     assert summary == f"sessionctx: {len(run.requests)} requests, none needed a repair"
 
