@@ -11,6 +11,7 @@ before its call."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def _through_run(agents: Agents, *command: str) -> list[str]:
             "--store", f"sqlite:///{agents.root / 'audit.db'}", "--", *command]
 
 
-def _results(request: dict[str, object]) -> list[dict[str, object]]:
+def results_sent(request: dict[str, object]) -> list[dict[str, object]]:
     body = request["body"]
     assert isinstance(body, dict)
     return [b for m in body["messages"] if isinstance(m["content"], list)
@@ -63,8 +64,30 @@ def test_claude_code_resumes_a_refused_session_through_sessionctx_run(agents: Ag
     assert json.loads(run.stdout)["result"] == "answer 1"
     assert "repaired" in run.stderr.splitlines()[-1]
     for request in run.requests:  # the one result sent is the tool's own
-        assert [json.dumps(r["content"]) for r in _results(request)] in (
+        assert [json.dumps(r["content"]) for r in results_sent(request)] in (
             [], ['"a.txt"'], ['[{"type": "text", "text": "a.txt"}]'])
+
+
+def test_a_valid_claude_code_request_arrives_byte_identical(agents: Agents) -> None:
+    """The same turn twice from the same saved state (home, session id, working folder): once
+    direct, once through `sessionctx run`; the stub gets the same bytes and headers."""
+    assert agents.claude("-p", "hi").returncode == 0  # Claude Code's first-run state, kept
+    saved = agents.root / "saved-home"
+    shutil.copytree(agents.home, saved, symlinks=True)
+    turn = ("-p", "say hi", "--output-format", "json", "--session-id", SESSION)
+    direct = agents.claude(*turn, script=[{"text": "hi é"}])
+    shutil.rmtree(agents.home)
+    shutil.copytree(saved, agents.home, symlinks=True)
+    claude = str(agents.modules / ".bin" / "claude")
+    run = agents.run(_through_run(agents, claude, *turn), script=[{"text": "hi é"}])
+    assert direct.returncode == 0 and run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["result"] == "hi é" and not run.refused()
+    assert [r["raw"] for r in run.requests] == [r["raw"] for r in direct.requests]
+    hop = {"connection", "keep-alive", "host"}
+    assert [{k: v for k, v in r["headers"].items() if k not in hop} for r in run.requests] == \
+        [{k: v for k, v in r["headers"].items() if k not in hop} for r in direct.requests]
+    summary = run.stderr.splitlines()[-1]
+    assert summary == f"sessionctx: {len(run.requests)} requests, none needed a repair"
 
 
 def test_codex_goes_through_sessionctx_run(agents: Agents) -> None:
@@ -87,7 +110,7 @@ CODEX_REFUSED = {
 }
 
 
-def _outputs(run: Run) -> list[object]:
+def outputs_sent(run: Run) -> list[object]:
     return [i.get("output") for r in run.requests for i in (r["body"] or {}).get("input", [])
             if isinstance(i, dict) and i.get("type") == "function_call_output"]
 
@@ -105,4 +128,4 @@ def test_codex_resumes_a_refused_rollout_through_sessionctx_run(agents: Agents,
     assert run.returncode == 0, run.stderr
     assert run.requests and not run.refused()
     assert "1 repaired" in run.stderr.splitlines()[-1]
-    assert set(_outputs(run)) <= {"a.txt"}  # only the output the rollout holds, if any
+    assert set(outputs_sent(run)) <= {"a.txt"}  # only the output the rollout holds, if any

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from sessionctx.proxy.child import plan
 from tests.strict_stub import serve
 
@@ -65,3 +67,88 @@ def test_codex_gets_its_provider_pointed_at_the_proxy(tmp_path):
     plain = plan(["codex", "exec"], {"CODEX_HOME": str(tmp_path / "none")}, 4000)
     assert plain.argv[1:3] == ["-c", 'openai_base_url="http://127.0.0.1:4000/v1"']
     assert plain.env["OPENAI_BASE_URL"] == "http://127.0.0.1:4000/v1"
+
+
+SDK_PROGRAM = textwrap.dedent("""
+    import sys
+    sdk, stream = sys.argv[1], sys.argv[2] == "stream"
+    if sdk == "anthropic":
+        import anthropic
+        client = anthropic.Anthropic(max_retries=0)
+        kw = dict(model="claude-sonnet-4-5", max_tokens=8, messages=[
+            {"role": "user", "content": "list"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+                                               "input": {}}]},
+            {"role": "user", "content": "go on"}],
+            tools=[{"name": "ls", "input_schema": {"type": "object"}}])
+        if stream:
+            with client.messages.stream(**kw) as s:
+                text = "".join(s.text_stream)
+        else:
+            text = client.messages.create(**kw).content[0].text
+    elif sdk.startswith("openai"):
+        import openai
+        client = openai.OpenAI(max_retries=0)
+        if sdk == "openai-chat":
+            kw = dict(model="gpt-4o", messages=[
+                {"role": "user", "content": "list"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "t1", "type": "function",
+                     "function": {"name": "ls", "arguments": "{}"}}]},
+                {"role": "user", "content": "go on"}])
+            if stream:
+                text = "".join(c.choices[0].delta.content or "" for c in
+                               client.chat.completions.create(**kw, stream=True) if c.choices)
+            else:
+                text = client.chat.completions.create(**kw).choices[0].message.content
+        else:
+            kw = dict(model="gpt-5", input=[
+                {"role": "user", "content": "list"},
+                {"type": "function_call", "call_id": "t1", "name": "ls", "arguments": "{}"},
+                {"role": "user", "content": "go on"}])
+            if stream:
+                text = list(client.responses.create(**kw, stream=True))[-1].response.output_text
+            else:
+                text = client.responses.create(**kw).output_text
+    else:
+        from google import genai
+        from google.genai import types
+        client = genai.Client(http_options=types.HttpOptions(
+            retry_options=types.HttpRetryOptions(attempts=1)))
+        contents = [
+            types.Content(role="user", parts=[types.Part(text="list")]),
+            types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(
+                name="ls", args={}))]),
+            types.Content(role="user", parts=[types.Part(text="go on")])]
+        if stream:
+            text = "".join(c.text or "" for c in client.models.generate_content_stream(
+                model="gemini-2.5-flash", contents=contents))
+        else:
+            text = client.models.generate_content(model="gemini-2.5-flash",
+                                                  contents=contents).text
+    print(text)
+""")
+
+
+@pytest.mark.parametrize("stream", ["plain", "stream"])
+@pytest.mark.parametrize("sdk", ["anthropic", "openai-chat", "openai-responses", "google-genai"])
+def test_each_sdk_resumes_a_refused_history_through_run(tmp_path, sdk, stream):
+    """The official SDKs read their base URL from the environment `run` sets: the history the
+    stub refuses direct goes on through the proxy, its unanswered call out, never answered."""
+    script = tmp_path / "agent.py"
+    script.write_text(SDK_PROGRAM)
+    with serve([{"text": "done é"}]) as up:
+        env = _env(tmp_path, ANTHROPIC_BASE_URL=up.url, OPENAI_BASE_URL=f"{up.url}/v1",
+                   GOOGLE_GEMINI_BASE_URL=up.url, OPENAI_API_KEY="k", GEMINI_API_KEY="k")
+        argv = [sys.executable, str(script), sdk, stream]
+        direct = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert direct.returncode != 0 and len(up.refused()) == 1, direct.stderr
+        done = subprocess.run([sys.executable, "-m", "sessionctx.cli", "run", "--", *argv],
+                              env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done é\n"
+    assert [r["status"] for r in up.requests] == [400, 200]
+    sent = up.raw(-1).decode()  # the call is out, and nothing answers it
+    assert not [w for w in ('"t1"', "tool_use", "tool_calls", "function_call", "functionCall",
+                            "functionResponse") if w in sent]
+    assert "1 repaired" in done.stderr and "1 pending calls removed" in done.stderr

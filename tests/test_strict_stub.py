@@ -279,3 +279,39 @@ def test_scripted_error() -> None:
     with serve([{"status": 529, "body": error}]) as s:
         status, answer = post(f"{s.url}/v1/messages", msgs(("user", [txt("a")])))
     assert status == 529 and answer["error"]["type"] == "overloaded_error"
+
+
+def test_a_scripted_message_comes_in_the_apis_error_body() -> None:
+    with serve([{"status": 400, "message": "max_tokens: too large"}]) as s:
+        status, answer = post(f"{s.url}/v1/responses", {"model": "m", "input": "hi"})
+    assert status == 400 and answer["error"] == {
+        "message": "max_tokens: too large", "type": "invalid_request_error", "param": "input",
+        "code": None}
+
+
+def test_faults_a_delay_a_client_gone_and_a_cut_stream() -> None:
+    import http.client
+    import socket
+    import time
+
+    body = json.dumps({**msgs(("user", [txt("a")])), "stream": True}).encode()
+    with serve([{"delay": 0.5}, {"delay": 0.5}, {"cut": True}, {}]) as s:
+        host, port = s.url.removeprefix("http://").split(":")
+        started = time.monotonic()
+        assert post(f"{s.url}/v1/messages", None, raw=body)[0] == 200
+        assert time.monotonic() - started >= 0.5 and s.gone == 0
+        with socket.create_connection((host, int(port))) as gone:  # leaves while it waits
+            gone.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n"
+                         + f"content-length: {len(body)}\r\n\r\n".encode() + body)
+            time.sleep(0.1)
+        time.sleep(0.8)
+        assert s.gone == 1
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request("POST", "/v1/messages", body=body)
+        answer = conn.getresponse()
+        with pytest.raises((http.client.IncompleteRead, ConnectionError)):
+            answer.read()
+        conn.close()
+        status, text = post(f"{s.url}/v1/messages", None, raw=body)
+    assert status == 200 and text.encode() == s.answers[-1]
+    assert s.raw() == body and len(s.requests) == 4

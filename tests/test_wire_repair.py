@@ -210,7 +210,7 @@ def test_a_result_the_agent_wrote_for_itself_counts_as_pending_in_a_repair():
 def test_a_responses_body_with_the_apis_own_tool_types_is_valid_as_it_is():
     """Codex sends custom, tool_search and web_search tools beside its functions: none is a
     function definition to check, so its valid request is not rebuilt."""
-    body = {"model": "gpt-5.5", "instructions": "be brief", "input": [
+    body: dict[str, Any] = {"model": "gpt-5.5", "instructions": "be brief", "input": [
         {"type": "message", "role": "developer", "content": [{"type": "input_text",
                                                               "text": "sandbox: read-only"}]},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
