@@ -29,6 +29,7 @@ import pytest
 from sessionctx.cli import main
 from tests.strict_stub import StrictStub, serve
 from tests.test_compaction_checkpoint import SUMMARY_FUNCS, turn, write_session
+from tests.test_proxy_readme import commands, section
 from tests.test_repair_formats import claude_variants
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,12 +50,19 @@ def _is_synopsis(line: str) -> bool:
     return " [" in line
 
 
+def _run_by_test_proxy_readme(page: str, line: str) -> bool:
+    """The README's "Keep a session alive" commands run with the real agent CLIs, offline, in
+    test_proxy_readme.py."""
+    return page == "README.md" and line in commands(section())
+
+
 def _commands() -> list[tuple[str, str]]:
     out = []
     for page in PAGES:
         for line in _blocks(page.read_text()):
             line = line.strip()
-            if line.startswith("sessionctx ") and not _is_synopsis(line):
+            if (line.startswith("sessionctx ") and not _is_synopsis(line)
+                    and not _run_by_test_proxy_readme(page.name, line)):
                 out.append((page.name, line))
     return out
 

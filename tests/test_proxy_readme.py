@@ -2,8 +2,7 @@
 with the real Claude Code and Codex CLIs and the section's own SDK program, offline against the
 strict stub (tests/agent_clis.py), on sessions the API refuses. Without `sessionctx run --` the
 same command fails; with it the session goes on, nothing invented reaches the stub, and
-`sessionctx proxy log` lists the call taken out. The section is read from README.md, or from
-docs/keep-alive-section.md while it waits there to be moved into the README."""
+`sessionctx proxy log` lists the call taken out."""
 
 from __future__ import annotations
 
@@ -23,16 +22,14 @@ from tests.test_proxy_agents import CODEX_REFUSED, outputs_sent, results_sent
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADING = "## Keep a session alive: `sessionctx run -- claude`"
-PAGES = [ROOT / "README.md", ROOT / "docs" / "keep-alive-section.md"]
+README = ROOT / "README.md"
 
 
 def section() -> str:
-    """The section's text, from the first page that holds its heading."""
-    for page in PAGES:
-        text = page.read_text(encoding="utf-8") if page.exists() else ""
-        if HEADING in text:
-            return text.split(HEADING, 1)[1].split("\n## ", 1)[0]
-    raise AssertionError(f"no page holds {HEADING!r}")
+    """The section's text in the README."""
+    text = README.read_text(encoding="utf-8")
+    assert HEADING in text, f"the README has no {HEADING!r}"
+    return text.split(HEADING, 1)[1].split("\n## ", 1)[0]
 
 
 def commands(text: str) -> list[str]:
