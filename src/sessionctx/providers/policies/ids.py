@@ -21,8 +21,9 @@ from sessionctx.providers.policies.turns import Block, Prepared
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
-# SAFE_CHARS' rewrite of an ASCII text, as one table lookup a character
-_SAFE_ASCII = str.maketrans({chr(c): "_" for c in range(128) if SAFE_CHARS.match(chr(c))})
+# SAFE_CHARS' rewrite of an ASCII text's bytes, as one table lookup a byte
+_SAFE_BYTES = bytes(c if c < 128 and not SAFE_CHARS.match(chr(c)) else ord("_")
+                    for c in range(256))
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -45,7 +46,9 @@ def tool_name(name: str | None) -> str:
 
 def safe_chars(text: str) -> str:
     """`text` with every character outside [a-zA-Z0-9_-] replaced by an underscore."""
-    return text.translate(_SAFE_ASCII) if text.isascii() else SAFE_CHARS.sub("_", text)
+    if text.isascii():  # the common case, some times faster than the expression
+        return text.encode().translate(_SAFE_BYTES).decode()
+    return SAFE_CHARS.sub("_", text)
 
 
 NOT_AN_OBJECT = "were not a JSON object"
