@@ -16,6 +16,7 @@ from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind
+from sessionctx.pairing import OpenCalls
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import Block, Prepared
 
@@ -136,8 +137,8 @@ class WireIds:
         self.renamed: dict[str, int] = {}  # stored id -> how many calls have used it
         self.used: set[str] = set()  # wire ids taken
         self.good_names: set[str] = set()  # names known to fit the pattern
-        # stored call id: (wire id, wire name) of each call with that id still to be answered
-        self.open_calls: dict[str, list[tuple[str, str]]] = {}
+        # by stored call id: (wire id, wire name) of each call still to be answered
+        self.open_calls: OpenCalls[tuple[str, str]] = OpenCalls()
         self.results: Results = {}  # every result that answers a call, by wire id
 
     def call(self, block: Block, call_id: str | None, name: str | None, args: Any,
@@ -164,10 +165,10 @@ class WireIds:
         """Whether the result of message `i` answers an open call; it then takes the call's
         wire id and name and is indexed under that id."""
         rid = result["id"]
-        queue = self.open_calls.get(rid) if rid is not None else None
-        if not queue:
+        found = self.open_calls.answer(rid) if rid is not None else None
+        if found is None:
             return False
-        wire, result["name"] = queue.pop(0)  # the earliest open call of this id
+        wire, result["name"] = found
         result["id"] = wire
         self.results[wire] = (i, result)
         return True
@@ -184,11 +185,7 @@ class WireIds:
             wire = call_id
             self.seen.add(call_id)
             self.used.add(call_id)
-        queue = self.open_calls.get(call_id)
-        if queue is None:
-            self.open_calls[call_id] = [(wire, name)]
-        else:
-            queue.append((wire, name))
+        self.open_calls.open(call_id, (wire, name))
         return wire
 
     def _name(self, name: str | None, i: int, block: Block) -> str:
