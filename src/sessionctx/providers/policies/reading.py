@@ -247,8 +247,9 @@ class Reader:
     def _call(self, block: Block, name: Any, args: Any, i: int,
               canonical: bool = False) -> Block:
         """The canonical call; the stored block itself when it is `canonical` (a toolCall) and
-        nothing about it changes. With repairs, the id it goes out with is opened for the
-        results that follow it."""
+        nothing about it changes. With repairs, the ids step gives it the id and name it goes
+        out with, opened for the results that follow it, which placement's short path then
+        expects."""
         call_id = block.get("id")
         item_id = None
         if not isinstance(call_id, str) or "|" in call_id:
