@@ -3,13 +3,17 @@
 Pairing is order-aware and one to one: each result answers the earliest still-open call with its
 id, so a result that arrives before its call, or a second result for an answered call, pairs with
 nothing and is dropped. Nothing is ever invented for a call that has no result.
+
+`OpenCalls` is that rule, the one home of it: the fold pairs a session's records with it
+(`Pairing`), `check` finds reused call ids with it (`repeated_calls`), and the provider step
+pairs the turns it places with it (providers/policies/ids.py `WireIds`).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
 
@@ -28,6 +32,43 @@ PROVIDER_STEP_KIND = {
 }
 
 
+T = TypeVar("T")
+
+
+class OpenCalls(Generic[T]):
+    """The calls still open, by id, each with what its caller keeps of it: a result answers
+    the earliest open call with its id."""
+
+    __slots__ = ("_open",)
+
+    def __init__(self) -> None:
+        self._open: dict[str, deque[T]] = {}
+
+    def open(self, call_id: str, entry: T) -> None:
+        queue = self._open.get(call_id)
+        if queue is None:
+            self._open[call_id] = deque((entry,))
+        else:
+            queue.append(entry)
+
+    def answer(self, call_id: str) -> T | None:
+        """The entry of the call a result with `call_id` answers, no longer open; None when no
+        call with that id is open."""
+        queue = self._open.get(call_id)
+        if queue is None:
+            return None
+        entry = queue.popleft()
+        if not queue:
+            del self._open[call_id]
+        return entry
+
+    def pending(self) -> Iterator[tuple[str, T]]:
+        """The calls no result has answered, with their ids."""
+        for call_id, queue in self._open.items():
+            for entry in queue:
+                yield call_id, entry
+
+
 class OpenCall(msgspec.Struct):
     slot: int
     call: Call
@@ -44,37 +85,34 @@ class Unpaired(NamedTuple):
 class Pairing(msgspec.Struct):
     """The running state of pairing over messages appended one at a time."""
 
-    _open: dict[str, deque[OpenCall]] = msgspec.field(default_factory=dict)
+    _open: OpenCalls[OpenCall] = msgspec.field(default_factory=OpenCalls)
     _answered: set[str] = msgspec.field(default_factory=set)
     _without_id: list[OpenCall] = msgspec.field(default_factory=list)  # nothing can answer these
 
     def add_call(self, slot: int, call: Call) -> OpenCall:
         entry = OpenCall(slot, call)
         if call.id is not None:
-            self._open.setdefault(call.id, deque()).append(entry)
+            self._open.open(call.id, entry)
         else:
             self._without_id.append(entry)
         return entry
 
     def unanswered(self) -> Iterator[OpenCall]:
         """The calls no result has answered so far, found without looking at the others."""
-        for queue in self._open.values():
-            yield from queue
+        for _, entry in self._open.pending():
+            yield entry
         yield from self._without_id
 
     def answer(self, call_id: str | None) -> OpenCall | Unpaired:
         """The call a result with `call_id` answers, or why it answers none."""
         if call_id is None:
             return Unpaired(ChangeKind.DROPPED_ORPHAN_RESULT, "the result carries no call id")
-        queue = self._open.get(call_id)
-        if not queue:
+        entry = self._open.answer(call_id)
+        if entry is None:
             if call_id in self._answered:
                 return Unpaired(ChangeKind.DROPPED_DUPLICATE_RESULT,
                                 f"a second result for call {call_id}, which already has one")
             return Unpaired(ChangeKind.DROPPED_ORPHAN_RESULT, f"no earlier call has id {call_id}")
-        entry = queue.popleft()
-        if not queue:
-            del self._open[call_id]
         entry.paired = True
         self._answered.add(call_id)
         return entry
@@ -104,14 +142,14 @@ def repeated_calls(messages: Sequence[Mapping[str, Any]]) -> list[Repeated]:
     """The calls of `messages` (a context's, so every result answers a call) that reuse an
     id, paired as the fold pairs: a result answers the earliest open call with its id."""
     seen: set[str] = set()
-    open_calls: dict[str, deque[tuple[int, int, bool]]] = {}
+    open_calls: OpenCalls[tuple[int, int, bool]] = OpenCalls()
     out: list[Repeated] = []
     for slot, message in enumerate(messages):
         rid = result_id(message)
         if rid is not None:
-            queue = open_calls.get(rid)
-            if queue:
-                call_slot, nth, again = queue.popleft()
+            found = open_calls.answer(rid)
+            if found is not None:
+                call_slot, nth, again = found
                 if again:
                     out.append(Repeated(call_slot, rid, nth, slot))
             continue
@@ -119,10 +157,10 @@ def repeated_calls(messages: Sequence[Mapping[str, Any]]) -> list[Repeated]:
         for cid in call_ids(message):
             nth = counted.get(cid, 0)
             counted[cid] = nth + 1
-            open_calls.setdefault(cid, deque()).append((slot, nth, cid in seen))
+            open_calls.open(cid, (slot, nth, cid in seen))
             seen.add(cid)
-    out.extend(Repeated(call_slot, cid, nth, None) for cid, queue in open_calls.items()
-               for call_slot, nth, again in queue if again)
+    out.extend(Repeated(call_slot, cid, nth, None)
+               for cid, (call_slot, nth, again) in open_calls.pending() if again)
     return sorted(out)
 
 

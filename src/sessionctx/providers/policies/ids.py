@@ -16,13 +16,15 @@ from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind
+from sessionctx.pairing import OpenCalls
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import Block, Prepared
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
-# SAFE_CHARS' rewrite of an ASCII text, as one table lookup a character
-_SAFE_ASCII = str.maketrans({chr(c): "_" for c in range(128) if SAFE_CHARS.match(chr(c))})
+# SAFE_CHARS' rewrite of an ASCII text's bytes, as one table lookup a byte
+_SAFE_BYTES = bytes(c if c < 128 and not SAFE_CHARS.match(chr(c)) else ord("_")
+                    for c in range(256))
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -45,7 +47,9 @@ def tool_name(name: str | None) -> str:
 
 def safe_chars(text: str) -> str:
     """`text` with every character outside [a-zA-Z0-9_-] replaced by an underscore."""
-    return text.translate(_SAFE_ASCII) if text.isascii() else SAFE_CHARS.sub("_", text)
+    if text.isascii():  # the common case, some times faster than the expression
+        return text.encode().translate(_SAFE_BYTES).decode()
+    return SAFE_CHARS.sub("_", text)
 
 
 NOT_AN_OBJECT = "were not a JSON object"
@@ -133,8 +137,8 @@ class WireIds:
         self.renamed: dict[str, int] = {}  # stored id -> how many calls have used it
         self.used: set[str] = set()  # wire ids taken
         self.good_names: set[str] = set()  # names known to fit the pattern
-        # stored call id: (wire id, wire name) of each call with that id still to be answered
-        self.open_calls: dict[str, list[tuple[str, str]]] = {}
+        # by stored call id: (wire id, wire name) of each call still to be answered
+        self.open_calls: OpenCalls[tuple[str, str]] = OpenCalls()
         self.results: Results = {}  # every result that answers a call, by wire id
 
     def call(self, block: Block, call_id: str | None, name: str | None, args: Any,
@@ -161,10 +165,10 @@ class WireIds:
         """Whether the result of message `i` answers an open call; it then takes the call's
         wire id and name and is indexed under that id."""
         rid = result["id"]
-        queue = self.open_calls.get(rid) if rid is not None else None
-        if not queue:
+        found = self.open_calls.answer(rid) if rid is not None else None
+        if found is None:
             return False
-        wire, result["name"] = queue.pop(0)  # the earliest open call of this id
+        wire, result["name"] = found
         result["id"] = wire
         self.results[wire] = (i, result)
         return True
@@ -181,11 +185,7 @@ class WireIds:
             wire = call_id
             self.seen.add(call_id)
             self.used.add(call_id)
-        queue = self.open_calls.get(call_id)
-        if queue is None:
-            self.open_calls[call_id] = [(wire, name)]
-        else:
-            queue.append((wire, name))
+        self.open_calls.open(call_id, (wire, name))
         return wire
 
     def _name(self, name: str | None, i: int, block: Block) -> str:

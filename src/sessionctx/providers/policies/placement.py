@@ -68,14 +68,15 @@ class InPlace:
         self.group = None
         self.turns.append(Turn("user", [result], index))
 
-    def other(self, turn: Turn) -> None:
-        """A turn of anything but results comes next (appended by the reader if kept)."""
+    def next_turn(self) -> list[str | None]:
+        """A message of anything but results comes next: the list to append the wire ids of
+        its calls to, as they are read."""
         if self.answered < len(self.expect):
             self.regular = False
         self.group = None
         self.answered = 0
-        self.expect = [b["id"] for b in turn.blocks if b["type"] == "toolCall"] \
-            if turn.role == "assistant" else []
+        self.expect = []
+        return self.expect
 
     def end(self) -> None:
         if self.answered < len(self.expect):

@@ -69,6 +69,7 @@ class Reader:
         self.as_text = as_text
         self.ids = WireIds(prep, cap)  # the ids step, run on each call and result read
         self.placed = InPlace(prep, [])  # placement's short path, fed each turn read
+        self.calls: list[str | None] = []  # wire ids of the calls of the turn being read
         self.message: Message = {}  # the assistant message being read
         self.foreign: bool | None = None  # whether it is from another API or model; None: unasked
         self.thinking_dropped = self.thinking_converted = 0  # of the assistant message
@@ -98,6 +99,8 @@ class Reader:
                 else:
                     turns.append(_turn(Turn, ("user", [result], i)))
                 continue
+            if repair:
+                self.calls = placed.next_turn()
             if role == "assistant":
                 turn = _turn(Turn, ("assistant", self._assistant(m, i), i))
             else:
@@ -108,7 +111,6 @@ class Reader:
             if not repair:
                 turns.append(turn)
                 continue
-            placed.other(turn)
             if not turn.blocks:
                 dropped(self.prep, turn)
                 continue
@@ -245,8 +247,9 @@ class Reader:
     def _call(self, block: Block, name: Any, args: Any, i: int,
               canonical: bool = False) -> Block:
         """The canonical call; the stored block itself when it is `canonical` (a toolCall) and
-        nothing about it changes. With repairs, the id it goes out with is opened for the
-        results that follow it."""
+        nothing about it changes. With repairs, the ids step gives it the id and name it goes
+        out with, opened for the results that follow it, which placement's short path then
+        expects."""
         call_id = block.get("id")
         item_id = None
         if not isinstance(call_id, str) or "|" in call_id:
@@ -272,6 +275,7 @@ class Reader:
         if self.repair:
             wire, name, args, same = self.ids.call(block, call_id, name, args, i)
             canonical = canonical and same
+            self.calls.append(wire)
         if canonical and ITEM_ID not in block and "arguments" in block:
             return block
         call: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
