@@ -62,19 +62,20 @@ def call_ids(native: Message) -> dict[str | None, list[str | None]]:
     return out
 
 
-def _id_rule() -> tuple[tuple[Callable[[str], object], ...], int]:
-    """What every provider's call-id rule takes (its default row's pattern, and the shortest
-    length any allows), from the capability tables."""
-    patterns: dict[str, Callable[[str], object]] = {}
+def _id_rule() -> tuple[Callable[[str], object], int]:
+    """What every provider's call-id rule takes: all their default rows' patterns at once, and
+    the shortest length any allows, from the capability tables."""
+    patterns: list[str] = []
     most = None
     for name in PROVIDERS:
         cap, _ = registered(name).capability()
-        patterns.setdefault(cap.id_pattern, re.compile(cap.id_pattern).fullmatch)
+        if cap.id_pattern not in patterns:
+            patterns.append(cap.id_pattern)
         most = cap.id_max_len if most is None else min(most, cap.id_max_len)
-    return tuple(patterns.values()), most or 0
+    return re.compile("".join(f"(?={p})" for p in patterns)).match, most or 0
 
 
-_ID_RULE: tuple[tuple[Callable[[str], object], ...], int] | None = None
+_ID_RULE: tuple[Callable[[str], object], int] | None = None
 
 
 class Watch:
@@ -101,15 +102,19 @@ class Watch:
 
     def add(self, message: Message) -> None:
         role = message.get("role")
+        if role == "toolResult" or role == "tool":  # RESULT_ROLES, inline: runs per message
+            self._assistant = False
+            n = self._next
+            rid = message.get("toolCallId")
+            if n < len(self._expect) and self._expect[n] == (
+                    rid if isinstance(rid, str) else result_id(message)):
+                self._next = n + 1
+            else:
+                self.needed = True
+            return
         if role != "assistant":
             self._assistant = False
-            if role in RESULT_ROLES:
-                expect, n = self._expect, self._next
-                if n < len(expect) and expect[n] == result_id(message):
-                    self._next = n + 1
-                else:
-                    self.needed = True
-            elif self._expect:
+            if self._expect:
                 self._expect, self._next = [], 0
             return
         ids = _call_ids(message)
@@ -119,16 +124,12 @@ class Watch:
             self._expect, self._next = ids, 0
         self._assistant = True
         if ids:
-            self._check(ids)
-
-    def _check(self, ids: list[str | None]) -> None:
-        seen, most = self._seen, self._most
-        for cid in ids:
-            if cid is None or cid in seen or len(cid) > most or not all(
-                    fits(cid) for fits in self._fits):
-                self.needed = True
-            if cid is not None:
-                seen.add(cid)
+            seen, most, fits = self._seen, self._most, self._fits
+            for cid in ids:
+                if cid is None or cid in seen or len(cid) > most or not fits(cid):
+                    self.needed = True
+                if cid is not None:
+                    seen.add(cid)
 
 
 def _call_ids(message: Message) -> list[str | None]:
