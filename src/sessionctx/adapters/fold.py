@@ -155,16 +155,17 @@ class IncrementalFold:
             seen = self._seen
             if len(objects) < len(seen) or not all(map(operator.is_, seen, objects)):
                 self._reset()
-            builder, natives, convert = self._builder, self._natives, self._convert
-            watch = self._watch.add
+            # bound once: these run for every new message
+            append, natives, convert = self._builder.append, self._natives, self._convert
+            watch, dropped, record = self._watch.add, self._dropped, make_record
             for i in range(len(self._seen), len(objects)):
-                pairs = convert(objects[i], i, self._dropped)
+                pairs = convert(objects[i], i, dropped)
                 natives.append(pairs)
                 for j, message in pairs:
-                    builder.append(make_record(message, Source(index=i, part=j)))
+                    append(record(message, Source(index=i, part=j)))
                     watch(message)
             self._seen = list(objects)
-            context = builder.context()
+            context = self._builder.context()
             if api is not None and self._watch.needed:
                 context = provider_step(context, api, model, self._joined)
             return Folded(context, natives, list(self._dropped))
