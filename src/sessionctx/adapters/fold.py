@@ -157,13 +157,13 @@ class IncrementalFold:
                 self._reset()
             # bound once: these run for every new message
             append, natives, convert = self._builder.append, self._natives, self._convert
-            watch, dropped, record = self._watch.add, self._dropped, make_record
-            for i in range(len(self._seen), len(objects)):
+            dropped, record, start = self._dropped, make_record, len(self._seen)
+            for i in range(start, len(objects)):
                 pairs = convert(objects[i], i, dropped)
                 natives.append(pairs)
                 for j, message in pairs:
                     append(record(message, Source(index=i, part=j)))
-                    watch(message)
+            self._watch.extend(m for pairs in natives[start:] for _, m in pairs)
             self._seen = list(objects)
             context = self._builder.context()
             if api is not None and self._watch.needed:

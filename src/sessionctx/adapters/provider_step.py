@@ -18,7 +18,7 @@ fold left it; the step itself decides what any of them needs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -100,36 +100,40 @@ class Watch:
         self._seen: set[str] = set()
         self.needed = False
 
-    def add(self, message: Message) -> None:
-        role = message.get("role")
-        if role == "toolResult" or role == "tool":  # RESULT_ROLES, inline: runs per message
-            self._assistant = False
-            n = self._next
-            rid = message.get("toolCallId")
-            if n < len(self._expect) and self._expect[n] == (
-                    rid if isinstance(rid, str) else result_id(message)):
-                self._next = n + 1
+    def extend(self, messages: Iterable[Message]) -> None:
+        """Reads the next messages, in order (one walk with the state in locals: it runs for
+        every message a framework sends)."""
+        expect, n, after_assistant = self._expect, self._next, self._assistant
+        seen, most, fits, joined = self._seen, self._most, self._fits, self._joined
+        needed = self.needed
+        for message in messages:
+            role = message.get("role")
+            if role == "toolResult" or role == "tool":  # RESULT_ROLES, inline
+                after_assistant = False
+                rid = message.get("toolCallId")
+                if n < len(expect) and expect[n] == (
+                        rid if isinstance(rid, str) else result_id(message)):
+                    n += 1
+                else:
+                    needed = True
+            elif role != "assistant":
+                after_assistant = False
+                if expect:
+                    expect, n = [], 0
             else:
-                self.needed = True
-            return
-        if role != "assistant":
-            self._assistant = False
-            if self._expect:
-                self._expect, self._next = [], 0
-            return
-        ids = _call_ids(message)
-        if self._joined and self._assistant:
-            self._expect = [*self._expect, *ids]
-        else:
-            self._expect, self._next = ids, 0
-        self._assistant = True
-        if ids:
-            seen, most, fits = self._seen, self._most, self._fits
-            for cid in ids:
-                if cid is None or cid in seen or len(cid) > most or not fits(cid):
-                    self.needed = True
-                if cid is not None:
-                    seen.add(cid)
+                ids = _call_ids(message)
+                if joined and after_assistant:
+                    expect = [*expect, *ids]
+                else:
+                    expect, n = ids, 0
+                after_assistant = True
+                for cid in ids:
+                    if cid is None or cid in seen or len(cid) > most or not fits(cid):
+                        needed = True
+                    if cid is not None:
+                        seen.add(cid)
+        self._expect, self._next, self._assistant = expect, n, after_assistant
+        self.needed = needed
 
 
 def _call_ids(message: Message) -> list[str | None]:
