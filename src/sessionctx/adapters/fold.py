@@ -163,7 +163,7 @@ class IncrementalFold:
                 natives.append(pairs)
                 for j, message in pairs:
                     append(record(message, Source(index=i, part=j)))
-            self._watch.extend(m for pairs in natives[start:] for _, m in pairs)
+            self._watch.extend(natives[start:] if start else natives)
             self._seen = list(objects)
             context = self._builder.context()
             if api is not None and self._watch.needed:

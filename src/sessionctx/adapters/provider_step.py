@@ -100,38 +100,40 @@ class Watch:
         self._seen: set[str] = set()
         self.needed = False
 
-    def extend(self, messages: Iterable[Message]) -> None:
-        """Reads the next messages, in order (one walk with the state in locals: it runs for
-        every message a framework sends)."""
+    def extend(self, natives: Iterable[list[tuple[int, Message]]]) -> None:
+        """Reads the next messages, in order: each framework message's (part, native message)
+        pairs, as the fold keeps them (one walk with the state in locals: it runs for every
+        message a framework sends)."""
         expect, n, after_assistant = self._expect, self._next, self._assistant
         seen, most, fits, joined = self._seen, self._most, self._fits, self._joined
         needed = self.needed
-        for message in messages:
-            role = message.get("role")
-            if role == "toolResult" or role == "tool":  # RESULT_ROLES, inline
-                after_assistant = False
-                rid = message.get("toolCallId")
-                if n < len(expect) and expect[n] == (
-                        rid if isinstance(rid, str) else result_id(message)):
-                    n += 1
-                else:
-                    needed = True
-            elif role != "assistant":
-                after_assistant = False
-                if expect:
-                    expect, n = [], 0
-            else:
-                ids = _call_ids(message)
-                if joined and after_assistant:
-                    expect = [*expect, *ids]
-                else:
-                    expect, n = ids, 0
-                after_assistant = True
-                for cid in ids:
-                    if cid is None or cid in seen or len(cid) > most or not fits(cid):
+        for pairs in natives:
+            for _, message in pairs:
+                role = message.get("role")
+                if role == "toolResult" or role == "tool":  # RESULT_ROLES, inline
+                    after_assistant = False
+                    rid = message.get("toolCallId")
+                    if n < len(expect) and expect[n] == (
+                            rid if isinstance(rid, str) else result_id(message)):
+                        n += 1
+                    else:
                         needed = True
-                    if cid is not None:
-                        seen.add(cid)
+                elif role != "assistant":
+                    after_assistant = False
+                    if expect:
+                        expect, n = [], 0
+                else:
+                    ids = _call_ids(message)
+                    if joined and after_assistant:
+                        expect = [*expect, *ids]
+                    else:
+                        expect, n = ids, 0
+                    after_assistant = True
+                    for cid in ids:
+                        if cid is None or cid in seen or len(cid) > most or not fits(cid):
+                            needed = True
+                        if cid is not None:
+                            seen.add(cid)
         self._expect, self._next, self._assistant = expect, n, after_assistant
         self.needed = needed
 
