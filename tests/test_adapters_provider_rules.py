@@ -229,3 +229,28 @@ def test_parallel_calls_kept_one_item_each_are_one_turn_for_the_agents_adapter()
     assert out[1]["call_id"] == out[3]["call_id"] != LONG and len(out[1]["call_id"]) <= 64
     assert out[2] is long[2] and out[4] is long[4]
     assert [c.kind for c in reports[0].changes] == [ChangeKind.ID_REWRITTEN]
+
+
+def test_the_api_named_or_told_by_the_model_decides_which_id_rule_applies() -> None:
+    """A 50-character id is over Chat Completions' 40 but within Anthropic's 64: renamed for
+    the one, left for the other; an unknown API is refused when the adapter is made."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from sessionctx.adapters.langchain import SessionctxMiddleware
+    from sessionctx.adapters.openai_agents import RepairModelInput
+    from sessionctx.adapters.pydantic_ai import SessionctxHistory
+    from sessionctx.errors import BadArgument
+
+    cid = "call_" + "y" * 45
+    history = [HumanMessage("look it up"),
+               AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": cid,
+                                          "type": "tool_call"}]),
+               ToolMessage("found", tool_call_id=cid)]
+    assert SessionctxMiddleware(provider="anthropic").repair(history) is history
+    out = SessionctxMiddleware().repair(history)  # no model: Chat Completions' rules
+    assert isinstance(out[1], AIMessage) and isinstance(out[2], ToolMessage)
+    assert out[1].tool_calls[0]["id"] == out[2].tool_call_id != cid
+    assert len(out[2].tool_call_id) <= 40 and out[0] is history[0]
+    for make in (SessionctxMiddleware, SessionctxHistory, RepairModelInput):
+        with pytest.raises(BadArgument, match="unknown provider"):
+            make(provider="anthropc")

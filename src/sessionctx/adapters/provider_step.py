@@ -41,13 +41,21 @@ from sessionctx.providers.policies import RESULT, prepare
 from sessionctx.providers.registry import PROVIDERS
 from sessionctx.providers.registry import provider as registered
 
-__all__ = ["KINDS", "RENAMED_FROM", "Watch", "call_ids", "provider_step"]
+__all__ = ["KINDS", "RENAMED_FROM", "Watch", "call_ids", "named_api", "provider_step"]
 
 # the changes of the step that the read-back carries out
 KINDS = frozenset({ChangeKind.RESULTS_MOVED, ChangeKind.DUPLICATE_ID_RENAMED,
                    ChangeKind.ID_REWRITTEN})
 # on a call block or result message whose id the step changed: the id it had
 RENAMED_FROM = "_sessionctx_renamed_from"
+
+
+def named_api(name: str | None) -> str | None:
+    """An adapter's `provider` argument, checked when the adapter is made (an unknown name is
+    a BadArgument naming the known ones), not at its first request."""
+    if name is not None:
+        registered(name)
+    return name
 
 
 def call_ids(native: Message) -> dict[str | None, list[str | None]]:
