@@ -254,3 +254,44 @@ def test_the_api_named_or_told_by_the_model_decides_which_id_rule_applies() -> N
     for make in (SessionctxMiddleware, SessionctxHistory, RepairModelInput):
         with pytest.raises(BadArgument, match="unknown provider"):
             make(provider="anthropc")
+
+
+def test_a_turn_after_the_step_keeps_its_result_and_equals_a_fresh_fold() -> None:
+    """A history the step changed early: each later turn reuses that result for the messages
+    it was run on, and sends exactly what a fresh adapter sends for the same list, a new call
+    under an id the step gave included."""
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+    from sessionctx.adapters import fold
+    from sessionctx.adapters.langchain import SessionctxMiddleware
+
+    def turn(cid: str) -> list[BaseMessage]:
+        return [HumanMessage("look it up"),
+                AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": cid,
+                                           "type": "tool_call"}]),
+                ToolMessage("found", tool_call_id=cid)]
+
+    runs = 0
+    real = fold.run_step
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal runs
+        runs += 1
+        return real(*args, **kwargs)
+
+    shared = SessionctxMiddleware()
+    history: list[BaseMessage] = [*turn("call_1"), *turn("call_1")]  # one id used twice
+    plan = ["call_2", "call_3", "call_1_2", "call_4", "call_1", "call_5"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fold, "run_step", counted)
+        for k, cid in enumerate(["", *plan]):
+            if cid:
+                history += turn(cid)
+            sent = list(shared.repair(list(history), "t"))
+            assert sent == list(SessionctxMiddleware().repair(list(history)))
+            ids = [c["id"] for m in sent if isinstance(m, AIMessage) for c in m.tool_calls]
+            assert len(ids) == len(set(ids)), k
+    # the shared adapter ran the step on the first list, then again only for the turns that
+    # brought a reason of their own (an id the step gave, an id used before); a fresh adapter
+    # runs it on every list
+    assert runs == 3 + 7
