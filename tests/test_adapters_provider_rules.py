@@ -262,7 +262,7 @@ def test_a_turn_after_the_step_keeps_its_result_and_equals_a_fresh_fold() -> Non
     under an id the step gave included."""
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-    from sessionctx.adapters import fold
+    from sessionctx.adapters import provider_step
     from sessionctx.adapters.langchain import SessionctxMiddleware
 
     def turn(cid: str) -> list[BaseMessage]:
@@ -272,7 +272,7 @@ def test_a_turn_after_the_step_keeps_its_result_and_equals_a_fresh_fold() -> Non
                 ToolMessage("found", tool_call_id=cid)]
 
     runs = 0
-    real = fold.run_step
+    real = provider_step.run_step
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         nonlocal runs
@@ -283,7 +283,7 @@ def test_a_turn_after_the_step_keeps_its_result_and_equals_a_fresh_fold() -> Non
     history: list[BaseMessage] = [*turn("call_1"), *turn("call_1")]  # one id used twice
     plan = ["call_2", "call_3", "call_1_2", "call_4", "call_1", "call_5"]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fold, "run_step", counted)
+        patch.setattr("sessionctx.adapters.fold.run_step", counted)
         for k, cid in enumerate(["", *plan]):
             if cid:
                 history += turn(cid)
