@@ -229,3 +229,69 @@ def test_parallel_calls_kept_one_item_each_are_one_turn_for_the_agents_adapter()
     assert out[1]["call_id"] == out[3]["call_id"] != LONG and len(out[1]["call_id"]) <= 64
     assert out[2] is long[2] and out[4] is long[4]
     assert [c.kind for c in reports[0].changes] == [ChangeKind.ID_REWRITTEN]
+
+
+def test_the_api_named_or_told_by_the_model_decides_which_id_rule_applies() -> None:
+    """A 50-character id is over Chat Completions' 40 but within Anthropic's 64: renamed for
+    the one, left for the other; an unknown API is refused when the adapter is made."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from sessionctx.adapters.langchain import SessionctxMiddleware
+    from sessionctx.adapters.openai_agents import RepairModelInput
+    from sessionctx.adapters.pydantic_ai import SessionctxHistory
+    from sessionctx.errors import BadArgument
+
+    cid = "call_" + "y" * 45
+    history = [HumanMessage("look it up"),
+               AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": cid,
+                                          "type": "tool_call"}]),
+               ToolMessage("found", tool_call_id=cid)]
+    assert SessionctxMiddleware(provider="anthropic").repair(history) is history
+    out = SessionctxMiddleware().repair(history)  # no model: Chat Completions' rules
+    assert isinstance(out[1], AIMessage) and isinstance(out[2], ToolMessage)
+    assert out[1].tool_calls[0]["id"] == out[2].tool_call_id != cid
+    assert len(out[2].tool_call_id) <= 40 and out[0] is history[0]
+    for make in (SessionctxMiddleware, SessionctxHistory, RepairModelInput):
+        with pytest.raises(BadArgument, match="unknown provider"):
+            make(provider="anthropc")
+
+
+def test_a_turn_after_the_step_keeps_its_result_and_equals_a_fresh_fold() -> None:
+    """A history the step changed early: each later turn reuses that result for the messages
+    it was run on, and sends exactly what a fresh adapter sends for the same list, a new call
+    under an id the step gave included."""
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+    from sessionctx.adapters import provider_step
+    from sessionctx.adapters.langchain import SessionctxMiddleware
+
+    def turn(cid: str) -> list[BaseMessage]:
+        return [HumanMessage("look it up"),
+                AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": cid,
+                                           "type": "tool_call"}]),
+                ToolMessage("found", tool_call_id=cid)]
+
+    runs = 0
+    real = provider_step.run_step
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal runs
+        runs += 1
+        return real(*args, **kwargs)
+
+    shared = SessionctxMiddleware()
+    history: list[BaseMessage] = [*turn("call_1"), *turn("call_1")]  # one id used twice
+    plan = ["call_2", "call_3", "call_1_2", "call_4", "call_1", "call_5"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sessionctx.adapters.fold.run_step", counted)
+        for k, cid in enumerate(["", *plan]):
+            if cid:
+                history += turn(cid)
+            sent = list(shared.repair(list(history), "t"))
+            assert sent == list(SessionctxMiddleware().repair(list(history)))
+            ids = [c["id"] for m in sent if isinstance(m, AIMessage) for c in m.tool_calls]
+            assert len(ids) == len(set(ids)), k
+    # the shared adapter ran the step on the first list, then again only for the turns that
+    # brought a reason of their own (an id the step gave, an id used before); a fresh adapter
+    # runs it on every list
+    assert runs == 3 + 7

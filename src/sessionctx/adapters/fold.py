@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sessionctx.adapters.provider_step import Watch, provider_step
+from sessionctx.adapters.provider_step import Step, Watch, run_step
 from sessionctx.changes import Change, ChangeKind, Source, change_order
 from sessionctx.context import BuildOptions, Context, ContextBuilder, PendingCall, build_context
 from sessionctx.gcpause import paused_gc
@@ -146,6 +146,9 @@ class IncrementalFold:
         self._dropped: list[Change] = []
         self._builder = ContextBuilder(self._options)
         self._watch = Watch(self._joined)
+        # the provider step's last result: its API and model, the context messages it was
+        # run on, and what it made of them
+        self._step: tuple[tuple[str, str | None], list[Message], Step | None] | None = None
 
     def run(self, objects: Sequence[Any], api: str | None = None,
             model: str | None = None) -> Folded:
@@ -155,19 +158,36 @@ class IncrementalFold:
             seen = self._seen
             if len(objects) < len(seen) or not all(map(operator.is_, seen, objects)):
                 self._reset()
-            builder, natives, convert = self._builder, self._natives, self._convert
-            watch = self._watch.add
-            for i in range(len(self._seen), len(objects)):
-                pairs = convert(objects[i], i, self._dropped)
+            # bound once: these run for every new message
+            append, natives, convert = self._builder.append, self._natives, self._convert
+            dropped, record, start = self._dropped, make_record, len(self._seen)
+            for i in range(start, len(objects)):
+                pairs = convert(objects[i], i, dropped)
                 natives.append(pairs)
                 for j, message in pairs:
-                    builder.append(make_record(message, Source(index=i, part=j)))
-                    watch(message)
+                    append(record(message, Source(index=i, part=j)))
+            self._watch.extend(natives[start:] if start else natives)
             self._seen = list(objects)
-            context = builder.context()
+            context = self._builder.context()
             if api is not None and self._watch.needed:
-                context = provider_step(context, api, model, self._joined)
+                context = self._stepped(context, api, model)
             return Folded(context, natives, list(self._dropped))
+
+    def _stepped(self, context: Context, api: str, model: str | None) -> Context:
+        """The context through the provider step. A turn that only appends messages the
+        watch finds nothing in, to a context the step was run on, keeps that run's result and
+        adds the new messages as they are, so a history the step changed early still costs
+        a turn only its new messages (and one pass that finds the old ones are the same)."""
+        given, last = context.messages, self._step
+        if last is not None and last[0] == (api, model) and not self._watch.fresh and \
+                len(given) >= len(last[1]) and all(map(operator.is_, last[1], given)):
+            step = last[2]
+        else:
+            step = run_step(context, api, model, self._joined)
+            if step is not None:
+                self._watch.taken(step.new_ids)
+        self._step = ((api, model), list(given), step)
+        return context if step is None else step.applied(context)
 
 
 @dataclass(slots=True)

@@ -55,7 +55,7 @@ from sessionctx.adapters.fold import (
     rebuild,
     stored_context,
 )
-from sessionctx.adapters.provider_step import call_ids
+from sessionctx.adapters.provider_step import call_ids, named_api
 from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions
 from sessionctx.formats.common import data_url_image, text_block
@@ -96,7 +96,7 @@ class SessionctxMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._conversations = Conversations(_natives, options)
         self._report = Reporter(logger or _LOG, on_changes, on_report)
         self._rewrite_state = rewrite_state
-        self._provider = provider
+        self._provider = named_api(provider)
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]

@@ -49,6 +49,7 @@ from sessionctx.adapters.fold import (
     Reporter,
     stored_context,
 )
+from sessionctx.adapters.provider_step import named_api
 from sessionctx.changes import Change, Source, change_order
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
@@ -233,7 +234,7 @@ class RepairModelInput:
         # one item, one message: parallel calls are consecutive messages of one turn
         self._conversations = Conversations(_natives, options, joined=True)
         self._report = Reporter(logger or _LOG, on_changes, on_report)
-        self._provider = provider
+        self._provider = named_api(provider)
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data

@@ -18,13 +18,13 @@ fold left it; the step itself decides what any of them needs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
 
-from sessionctx.changes import Change, ChangeKind
+from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
 from sessionctx.errors import BadArgument
 from sessionctx.messages import (
@@ -41,13 +41,22 @@ from sessionctx.providers.policies import RESULT, prepare
 from sessionctx.providers.registry import PROVIDERS
 from sessionctx.providers.registry import provider as registered
 
-__all__ = ["KINDS", "RENAMED_FROM", "Watch", "call_ids", "provider_step"]
+__all__ = ["KINDS", "RENAMED_FROM", "Step", "Watch", "call_ids", "named_api", "provider_step",
+           "run_step"]
 
 # the changes of the step that the read-back carries out
 KINDS = frozenset({ChangeKind.RESULTS_MOVED, ChangeKind.DUPLICATE_ID_RENAMED,
                    ChangeKind.ID_REWRITTEN})
 # on a call block or result message whose id the step changed: the id it had
 RENAMED_FROM = "_sessionctx_renamed_from"
+
+
+def named_api(name: str | None) -> str | None:
+    """An adapter's `provider` argument, checked when the adapter is made (an unknown name is
+    a BadArgument naming the known ones), not at its first request."""
+    if name is not None:
+        registered(name)
+    return name
 
 
 def call_ids(native: Message) -> dict[str | None, list[str | None]]:
@@ -62,19 +71,20 @@ def call_ids(native: Message) -> dict[str | None, list[str | None]]:
     return out
 
 
-def _id_rule() -> tuple[tuple[Callable[[str], object], ...], int]:
-    """What every provider's call-id rule takes (its default row's pattern, and the shortest
-    length any allows), from the capability tables."""
-    patterns: dict[str, Callable[[str], object]] = {}
+def _id_rule() -> tuple[Callable[[str], object], int]:
+    """What every provider's call-id rule takes: all their default rows' patterns at once, and
+    the shortest length any allows, from the capability tables."""
+    patterns: list[str] = []
     most = None
     for name in PROVIDERS:
         cap, _ = registered(name).capability()
-        patterns.setdefault(cap.id_pattern, re.compile(cap.id_pattern).fullmatch)
+        if cap.id_pattern not in patterns:
+            patterns.append(cap.id_pattern)
         most = cap.id_max_len if most is None else min(most, cap.id_max_len)
-    return tuple(patterns.values()), most or 0
+    return re.compile("".join(f"(?={p})" for p in patterns)).match, most or 0
 
 
-_ID_RULE: tuple[tuple[Callable[[str], object], ...], int] | None = None
+_ID_RULE: tuple[Callable[[str], object], int] | None = None
 
 
 class Watch:
@@ -85,7 +95,7 @@ class Watch:
     it. `joined`: consecutive assistant messages are one turn (`provider_step`)."""
 
     __slots__ = ("_assistant", "_expect", "_fits", "_joined", "_most", "_next", "_seen",
-                 "needed")
+                 "fresh", "needed")
 
     def __init__(self, joined: bool = False) -> None:
         global _ID_RULE
@@ -97,38 +107,50 @@ class Watch:
         self._expect: list[Any] = []  # the call ids of the last assistant turn
         self._next = 0  # how many of them the results since have answered, in order
         self._seen: set[str] = set()
-        self.needed = False
+        self.needed = False  # a reason was found in any message read
+        self.fresh = False  # one was found in the messages the last `extend` read
 
-    def add(self, message: Message) -> None:
-        role = message.get("role")
-        if role != "assistant":
-            self._assistant = False
-            if role in RESULT_ROLES:
-                expect, n = self._expect, self._next
-                if n < len(expect) and expect[n] == result_id(message):
-                    self._next = n + 1
+    def taken(self, ids: frozenset[str]) -> None:
+        """Ids the step gave: a later call with one of them is reused too."""
+        self._seen |= ids
+
+    def extend(self, natives: Iterable[list[tuple[int, Message]]]) -> None:
+        """Reads the next messages, in order: each framework message's (part, native message)
+        pairs, as the fold keeps them (one walk with the state in locals: it runs for every
+        message a framework sends)."""
+        expect, n, after_assistant = self._expect, self._next, self._assistant
+        seen, most, fits, joined = self._seen, self._most, self._fits, self._joined
+        needed = False
+        for pairs in natives:
+            for _, message in pairs:
+                role = message.get("role")
+                if role == "toolResult" or role == "tool":  # RESULT_ROLES, inline
+                    after_assistant = False
+                    rid = message.get("toolCallId")
+                    if n < len(expect) and expect[n] == (
+                            rid if isinstance(rid, str) else result_id(message)):
+                        n += 1
+                    else:
+                        needed = True
+                elif role != "assistant":
+                    after_assistant = False
+                    if expect:
+                        expect, n = [], 0
                 else:
-                    self.needed = True
-            elif self._expect:
-                self._expect, self._next = [], 0
-            return
-        ids = _call_ids(message)
-        if self._joined and self._assistant:
-            self._expect = [*self._expect, *ids]
-        else:
-            self._expect, self._next = ids, 0
-        self._assistant = True
-        if ids:
-            self._check(ids)
-
-    def _check(self, ids: list[str | None]) -> None:
-        seen, most = self._seen, self._most
-        for cid in ids:
-            if cid is None or cid in seen or len(cid) > most or not all(
-                    fits(cid) for fits in self._fits):
-                self.needed = True
-            if cid is not None:
-                seen.add(cid)
+                    ids = _call_ids(message)
+                    if joined and after_assistant:
+                        expect = [*expect, *ids]
+                    else:
+                        expect, n = ids, 0
+                    after_assistant = True
+                    for cid in ids:
+                        if cid is None or cid in seen or len(cid) > most or not fits(cid):
+                            needed = True
+                        if cid is not None:
+                            seen.add(cid)
+        self._expect, self._next, self._assistant = expect, n, after_assistant
+        self.fresh = needed
+        self.needed = self.needed or needed
 
 
 def _call_ids(message: Message) -> list[str | None]:
@@ -148,6 +170,30 @@ def _call_ids(message: Message) -> list[str | None]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What the provider step made of a context's messages: them in its order (some copied
+    with a new id), where each went, and its changes (indices those of `messages`)."""
+
+    messages: list[Message]
+    sources: list[Source]
+    position: dict[int, int]  # a message's index in the context -> its index here
+    added: list[Change]
+    new_ids: frozenset[str]  # the ids it gave
+
+    def applied(self, context: Context) -> Context:
+        """`context` (whose first messages are those this step was made of) as placed and
+        named: any messages after those follow as they are."""
+        k = len(self.messages)
+        messages, sources = self.messages, self.sources
+        if len(context.messages) > k:
+            messages = messages + context.messages[k:]
+            sources = sources + context.sources[k:]
+        return Context(messages, sources,
+                       [_at(c, self.position) for c in context.changes] + self.added,
+                       context.pending_calls)
+
+
 def provider_step(context: Context, api: str, model: str | None = None,
                   joined: bool = False) -> Context:
     """`context` as the provider step of `api` would place and name it: its messages in the
@@ -158,6 +204,14 @@ def provider_step(context: Context, api: str, model: str | None = None,
     `joined`: consecutive assistant messages are one turn, as a framework that keeps one
     message per model item sends them (the OpenAI Agents SDK's Responses items: parallel
     calls are one item each); they go through the step as one message and come back apart."""
+    step = run_step(context, api, model, joined)
+    return context if step is None else step.applied(context)
+
+
+def run_step(context: Context, api: str, model: str | None = None,
+             joined: bool = False) -> Step | None:
+    """The provider step of `api` over `context` (`provider_step`), or None when it changes
+    no place and no id."""
     target = registered(api)
     try:
         cap, chosen = target.capability(model)
@@ -170,18 +224,20 @@ def provider_step(context: Context, api: str, model: str | None = None,
     prep = prepare(view, [context.sources[run[0]] for run in runs], cap, chosen)
     changes = [c for c in prep.changes if c.kind in KINDS]
     if not changes:
-        return context
+        return None
     read = _read_back(view, prep.turns)
     if read is None:  # turns this reading does not follow: sent as the fold left them
-        return context
+        return None
     order_view, wires, result_ids = read
     order = [k for g in order_view for k in runs[g]]
     renamed: dict[int, Message] = {}
     for g, new in result_ids.items():
         k = runs[g][0]
         renamed[k] = {**messages[k], "toolCallId": new, RENAMED_FROM: result_id(messages[k])}
+    given: set[str] = set(result_ids.values())
     for g, ids in wires.items():
         taken = 0
+        given.update(ids)
         for k in runs[g]:
             held = list(calls(messages[k]))
             mine = ids[taken:taken + len(held)]
@@ -190,11 +246,9 @@ def provider_step(context: Context, api: str, model: str | None = None,
                 renamed[k] = _with_ids(messages[k], held, mine)
     position = {k: p for p, k in enumerate(order)}
     first = {g: position[run[0]] for g, run in enumerate(runs) if run[0] in position}
-    out = [renamed.get(k, messages[k]) for k in order]
-    moved = [_at(c, position) for c in context.changes]
-    added = [_at(c, first) for c in changes]
-    return Context(out, [context.sources[k] for k in order], moved + added,
-                   context.pending_calls)
+    return Step([renamed.get(k, messages[k]) for k in order],
+                [context.sources[k] for k in order], position,
+                [_at(c, first) for c in changes], frozenset(given))
 
 
 def _runs(messages: list[Message]) -> list[list[int]]:

@@ -30,6 +30,7 @@ from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import ProcessHistory
 
 from sessionctx.adapters.fold import Conversations, OnChanges, OnReport, Report, Reporter, rebuild
+from sessionctx.adapters.provider_step import named_api
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
@@ -65,7 +66,7 @@ class SessionctxHistory:
                  provider: str | None = None) -> None:
         self._conversations = Conversations(_natives, options)
         self._report = Reporter(logger or _LOG, on_changes, on_report)
-        self._provider = provider
+        self._provider = named_api(provider)
 
     async def __call__(self, ctx: RunContext[Any],
                        messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
