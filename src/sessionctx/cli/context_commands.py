@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import click
 import msgspec
 
-from sessionctx.changes import ChangeKind, Source
-from sessionctx.cli.app import emit_json, fail, main, warn_problems
+from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.cli.app import JsonList, emit_json, fail, main, warn_problems
 from sessionctx.cli.loader import Loaded, SessionSource, load
 from sessionctx.cli.options import (
     RequestSpec,
@@ -302,7 +302,7 @@ def _verdict(source: SessionSource, options: BuildOptions, request: RequestSpec 
             stored, ({**v, "kind": f"{name}: as stored"} for v in report["as_stored"])))
         out["provider"] = report
     if as_json:
-        out["changes"] = [c.to_json() for c in ctx.changes]
+        out["changes"] = JsonList(ctx.changes, Change.to_json)
         out["pending_calls"] = [p.to_json() for p in ctx.pending_calls]
     return _Verdict(0 if out["ok"] else 1, out, loaded.label, ctx, repairable)
 
