@@ -28,6 +28,8 @@ from sessionctx.records import (
 
 Key = tuple[int | None, int | None, int | None]  # Source.key
 
+_NO_KEY: Key = (None, None, None)  # a record with no line, index or seq
+
 # How a context message relates to its record, as the page reads it.
 SAME = "="  # the record's own message, unchanged
 
@@ -86,12 +88,14 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
             continue
         src = item.source
         k = (src.line, src.index, src.seq)
-        if k in row_of and k != (None, None, None):
+        if k in row_of and k != _NO_KEY:
             continue  # a stored record the reader split (a message per result): one row holds
             # it whole, with every context message it became
         row_of[k] = len(rows)
         targets = to_context.get(k, empty)
-        mine = by_key.get(k, empty)
+        # taken out as its one row takes it, so the key is held once (records with no key
+        # share theirs)
+        mine = by_key.pop(k, empty) if k != _NO_KEY else by_key.get(k, empty)
         if item.kind == MESSAGE and not mine and len(targets) == 1:
             data = item.data
             view = message_view(data)
