@@ -59,10 +59,14 @@ def test_a_symlinks_target_is_repaired_and_the_link_kept(session: Path, tmp_path
 def test_a_hard_linked_file_is_refused(session: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.jsonl"
     os.link(session, other)
-    code, out = run("repair", str(session))
-    assert code == 2 and "has 2 hard links" in out, out
-    assert session.read_bytes() == BROKEN and os.path.samefile(session, other)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.jsonl", "s.jsonl"]
+    for extra in ([], ["--force"], ["--backup", str(tmp_path / "kept")]):
+        code, out = run("repair", str(session), *extra)
+        assert code == 2 and "has 2 hard links" in out, (extra, out)
+        assert session.read_bytes() == BROKEN and os.path.samefile(session, other)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["other.jsonl", "s.jsonl"]
+    code, out = run("repair", str(session), "--dry-run")  # reading: shown, not refused
+    assert code == 0 and "dry run: nothing written" in out, out
+    assert session.read_bytes() == BROKEN
 
 
 def test_a_read_only_file_is_refused(session: Path) -> None:

@@ -23,11 +23,12 @@ from typing import Any
 
 import pytest
 
+import sessionctx.live_writers as live_writers
 import sessionctx.replace as replace_module
 from sessionctx import files
 from sessionctx.compaction.target import FileTarget, TargetError
 from sessionctx.errors import SessionChanged
-from sessionctx.live_writers import LiveWriter, unfinished_tail, writers
+from sessionctx.live_writers import LiveWriter, Undetectable, unfinished_tail, writers
 from sessionctx.writeback import repair
 from tests.repair_helpers import run
 
@@ -166,13 +167,14 @@ def test_no_line_of_a_live_writer_is_lost(quick_dir: Path, step: str) -> None:
 
 
 @contextlib.contextmanager
-def _holder(path: Path) -> Iterator[int]:
-    """A process that holds `path` open for writing until the block ends; its pid."""
+def _holder(path: Path, flags: int = os.O_WRONLY | os.O_APPEND) -> Iterator[int]:
+    """A process that holds `path` open (for writing, by default) until the block ends; its
+    pid."""
     ready_r, ready_w = os.pipe()
     stop_r, stop_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(path, flags)
         os.write(ready_w, b"x")
         os.read(stop_r, 1)
         os.close(fd)
@@ -250,3 +252,55 @@ def test_unfinished_last_line_is_left_to_its_agent(tmp_path: Path) -> None:
     assert unfinished_tail(path.read_bytes(), path.stat().st_mtime_ns) == -1
     assert not path.read_bytes().endswith(b"\n") and repair(str(path), backup=False).written
     assert path.read_bytes().endswith(b"\n")
+
+
+@pytest.fixture
+def no_proc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A system without /proc (macOS, the BSDs): writers are asked of lsof."""
+    monkeypatch.setattr(live_writers, "_PROC", str(tmp_path / "no-proc"))
+
+
+@pytest.mark.skipif(shutil.which("lsof") is None, reason="lsof is not installed")
+def test_without_proc_lsof_names_the_writer_and_not_a_reader(tmp_path: Path,
+                                                             no_proc: None) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BASE)
+    with _holder(path, os.O_RDONLY) as reader, _holder(path) as pid, \
+            _holder(path, os.O_RDWR) as both, open(path, "ab"):
+        found = writers(str(path))
+        assert sorted(w.pid for w in found) == sorted([pid, both])  # not this process
+        assert reader not in [w.pid for w in found] and all(w.name for w in found)
+        code, out = run("repair", str(path))
+        assert code == 2 and f"(pid {pid})" in out and "--force" in out, out
+        assert path.read_bytes() == BASE
+    assert writers(str(path)) == []
+
+
+def test_no_way_to_see_writers_is_a_refusal_not_no_writer(
+        tmp_path: Path, no_proc: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(live_writers, "_LSOF", "sessionctx-no-such-lsof")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BASE)
+    with pytest.raises(Undetectable, match="neither /proc nor lsof"):
+        writers(str(path))
+    code, out = run("repair", str(path))
+    assert code == 2 and "neither /proc nor lsof" in out and "`--force`" in out, out
+    assert path.read_bytes() == BASE and list(tmp_path.iterdir()) == [path]
+    target = FileTarget(str(path))
+    with pytest.raises(LiveWriter, match=r"neither /proc nor lsof.*--force-live"):
+        target.append({"type": "custom", "id": "x"}, target.snapshot())
+    assert path.read_bytes() == BASE
+    code, out = run("repair", str(path), "--force")  # the user's word that none is running
+    assert code == 0 and path.read_bytes() != BASE, out
+
+
+def test_a_failing_lsof_is_a_refusal(tmp_path: Path, no_proc: None,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "lsof"
+    broken.write_text("#!/bin/sh\necho 'lsof: cannot read the kernel' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(live_writers, "_LSOF", str(broken))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BASE)
+    with pytest.raises(Undetectable, match=r"lsof failed \(lsof: cannot read the kernel\)"):
+        writers(str(path))

@@ -1,5 +1,5 @@
-"""The peak memory of `check` stays within the bound docs/robustness.md states: a multiple of
-the input size.
+"""The peak memory of `check` (and of `check --json` and `report` on the worst input) stays
+within the bound docs/robustness.md states: a multiple of the input size.
 
 Each input is checked in a fresh process and the peak of what Python allocates while `check`
 runs (tracemalloc) is divided by the input size: a ratio of sizes, not a timing, and the same
@@ -12,19 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_memory import grow, measure
+from benchmarks.bench_memory import BOUNDS, grow, measure
 from tests.conftest import FIXTURES, ROOT
 
 # docs/robustness.md: peak memory of check, a multiple of the input size (plus a constant)
 SESSION_BOUND = 15  # a session of ordinary messages
-ANY_BOUND = 100  # any input at all
+ANY_BOUND = BOUNDS["check"]  # any input at all
 SIZE = 2 * 1024 * 1024
 
 
-def _ratio(tmp_path: Path, raw: bytes) -> float:
+def _ratio(tmp_path: Path, raw: bytes, command: str = "check") -> float:
     path = tmp_path / "input"
     path.write_bytes(raw)
-    measured = measure(str(path), None)
+    measured = measure(str(path), None, command)
     assert not isinstance(measured, str), measured
     peak, code, ok = measured
     assert ok and code in (0, 1, 2)
@@ -56,3 +56,10 @@ FIRST = b'{"role":"user","content":"hi"}\n'  # a message: the records after it a
         "objects of one field after a message", "empty messages"])
 def test_any_input_grown_stays_within_the_bound(tmp_path: Path, raw: bytes) -> None:
     assert _ratio(tmp_path, raw) < ANY_BOUND
+
+
+@pytest.mark.parametrize("command", ["check --json", "report"])
+def test_the_worst_input_stays_within_the_bound_of_each_command(tmp_path: Path,
+                                                                command: str) -> None:
+    raw = FIRST + b"{}\n" * (SMALL // 3)  # a record and a change per line, each in the output
+    assert _ratio(tmp_path, raw, command) < BOUNDS[command]

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from sessionctx.errors import SessionChanged, SessionctxError
 from sessionctx.files import create_new, write_atomically
-from sessionctx.live_writers import Writer, refuse_if_written, writers
+from sessionctx.live_writers import Undetectable, Writer, refuse_if_written, writers
 
 
 class Refused(SessionctxError):
@@ -110,7 +110,8 @@ def replace(path: str, before: bytes, seen: Fingerprint, after: bytes, *,
             os.unlink(kept)  # the file is as it was: a second name for it would only split it
         raise
     out = Replaced(kept, late_from=before.count(b"\n") + 1)
-    out.holders = writers(kept)  # first: one that lets go after this has written already
+    with contextlib.suppress(Undetectable):  # the lines counted below still show the rest
+        out.holders = writers(kept)  # first: one that lets go after this has written already
     _late(out, kept, before)
     if backup is False and not out.late_lines and not out.holders:
         with contextlib.suppress(OSError):

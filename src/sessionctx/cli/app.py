@@ -8,8 +8,8 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterator
-from typing import IO, Any, Literal, NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any, Generic, Literal, NoReturn, TypeVar, overload
 
 import click
 import msgspec
@@ -90,6 +90,32 @@ def emit_json(obj: object) -> None:
 
 _BATCH = 256  # elements of a long list encoded at a time
 
+T = TypeVar("T")
+
+
+class JsonList(Sequence[Any], Generic[T]):
+    """A list written as JSON one item at a time: `convert` makes an item's JSON value only
+    when that item is written, so a log of a million changes is never a million dicts at
+    once (`json_pieces` writes it a batch at a time, `_encoded` whole where it is nested)."""
+
+    def __init__(self, items: Sequence[T], convert: Callable[[T], Any]) -> None:
+        self.items = items
+        self.convert = convert
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self.convert(item) for item in self.items[index]]
+        return self.convert(self.items[index])
+
 
 def json_pieces(obj: object, batch: int = _BATCH) -> Iterator[bytes]:
     """The compact JSON text of `obj`, in pieces that join to it. The lists of a top-level
@@ -102,7 +128,7 @@ def json_pieces(obj: object, batch: int = _BATCH) -> Iterator[bytes]:
     yield b"{"
     for n, (key, value) in enumerate(obj.items()):
         yield (b"," if n else b"") + _encoded(key) + b":"
-        if not isinstance(value, list) or len(value) <= batch:
+        if not isinstance(value, list | JsonList) or len(value) <= batch:
             yield _encoded(value)
             continue
         yield b"["
@@ -115,9 +141,16 @@ def json_pieces(obj: object, batch: int = _BATCH) -> Iterator[bytes]:
 
 def _encoded(value: object) -> bytes:
     try:
-        return msgspec.json.encode(value)
+        return msgspec.json.encode(value, enc_hook=_as_list)
     except UnicodeEncodeError:
-        return msgspec.json.encode(_valid_text(value))
+        return msgspec.json.encode(_valid_text(value), enc_hook=_as_list)
+
+
+def _as_list(value: object) -> list[Any]:
+    """A JsonList nested in what is written, made whole."""
+    if isinstance(value, JsonList):
+        return value[:]
+    raise NotImplementedError(f"{type(value).__name__} is not JSON")
 
 
 _held: list[object] | None = None  # what the program keeps to its end; None in a library
@@ -167,7 +200,7 @@ def _valid_text(value: object) -> object:
         return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
         return {_valid_text(k): _valid_text(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | JsonList):
         return [_valid_text(v) for v in value]
     return value
 

@@ -15,8 +15,8 @@ from typing import Any
 import click
 import msgspec
 
-from sessionctx.changes import Source
-from sessionctx.cli.app import emit_json, main
+from sessionctx.changes import Change, Source
+from sessionctx.cli.app import JsonList, emit_json, main
 from sessionctx.cli.context_commands import (
     _print_pending,
     _print_undefined,
@@ -199,7 +199,7 @@ def _verdict(source: SessionSource, options: BuildOptions, request: RequestSpec 
             stored, ({**v, "kind": f"{name}: as stored"} for v in report["as_stored"])))
         out["provider"] = report
     if as_json:
-        out["changes"] = [c.to_json() for c in ctx.changes]
+        out["changes"] = JsonList(ctx.changes, Change.to_json)
         out["pending_calls"] = [p.to_json() for p in ctx.pending_calls]
     return _Verdict(0 if out["ok"] else 1, out, loaded.label, ctx, repairable)
 

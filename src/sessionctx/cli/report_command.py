@@ -39,7 +39,7 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
     every change in place with its reason, pending calls first. The page loads nothing from
     the network."""
     from sessionctx.cli.context_commands import _request
-    from sessionctx.report import report_page
+    from sessionctx.report import report_parts
 
     loaded = load(source)
     warn_problems(loaded.problems)
@@ -53,12 +53,13 @@ def report(source: SessionSource, output: str | None, open_page: bool, options: 
         provider = {"name": req.provider, "model": req.model,
                     "violations": [v.to_json() for v in validate(body, req.provider,
                                                                  req.model)]}
-    page = report_page(loaded.records, ctx, label=loaded.label, fmt=loaded.format,
+    page = report_parts(loaded.records, ctx, label=loaded.label, fmt=loaded.format,
                        problems=loaded.problems, off_branch=loaded.off_branch, body=body,
                        provider=provider)
     target = output or default_output(source)
     if target == "-":
-        sys.stdout.buffer.write(page)
+        for part in page:
+            sys.stdout.buffer.write(part)
         sys.stdout.flush()
         return
     from sessionctx.files import write_atomically

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context, display_messages, is_displayed
@@ -28,6 +28,8 @@ from sessionctx.records import (
 
 Key = tuple[int | None, int | None, int | None]  # Source.key
 
+_NO_KEY: Key = (None, None, None)  # a record with no line, index or seq
+
 # How a context message relates to its record, as the page reads it.
 SAME = "="  # the record's own message, unchanged
 
@@ -38,7 +40,7 @@ class Page:
 
     meta: dict[str, Any]
     rows: list[dict[str, Any]]
-    changes: list[dict[str, Any]]
+    changes: Sequence[dict[str, Any]]
     pending: list[dict[str, Any]]
     turns: list[dict[str, Any]] = field(default_factory=list)
 
@@ -60,7 +62,9 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
                ) -> Page:
     """The rows of the page: one per stored record (and per unreadable line), in file order."""
     changes = ctx.changes
-    owner = owner_keys(records)
+    # which record holds a line: only a record gathered from several lines makes it another
+    # record's (a file of tiny records would otherwise map each key to itself)
+    owner = owner_keys(records) if any(r.source.block_lines for r in records) else {}
     by_key: dict[Key, list[int]] = {}
     for i, change in enumerate(changes):
         if change.record is not None:
@@ -84,12 +88,14 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
             continue
         src = item.source
         k = (src.line, src.index, src.seq)
-        if k in row_of and k != (None, None, None):
+        if k in row_of and k != _NO_KEY:
             continue  # a stored record the reader split (a message per result): one row holds
             # it whole, with every context message it became
         row_of[k] = len(rows)
         targets = to_context.get(k, empty)
-        mine = by_key.get(k, empty)
+        # taken out as its one row takes it, so the key is held once (records with no key
+        # share theirs)
+        mine = by_key.pop(k, empty) if k != _NO_KEY else by_key.get(k, empty)
         if item.kind == MESSAGE and not mine and len(targets) == 1:
             data = item.data
             view = message_view(data)
@@ -110,8 +116,33 @@ def page_model(records: Sequence[Record], ctx: Context, *, problems: Iterable[Pr
     for p in pending:  # a record holding a call whose outcome is unknown is a problem too
         if p["row"] is not None:
             rows[p["row"]]["pb"] = 1
-    return Page(meta=dict(meta or {}), rows=rows,
-                changes=[_change(c, row_of, owner) for c in changes], pending=pending)
+    return Page(meta=dict(meta or {}), rows=rows, changes=PageChanges(changes, row_of, owner),
+                pending=pending)
+
+
+class PageChanges(Sequence[dict[str, Any]]):
+    """The page's changes, each made only when it is read: the page writes them a batch at a
+    time, so a log of a change per record is never held as a dict per change."""
+
+    def __init__(self, changes: Sequence[Change], row_of: Mapping[Key, int],
+                 owner: Mapping[Key, Key]) -> None:
+        self._changes = changes
+        self._row_of = row_of
+        self._owner = owner
+
+    def __len__(self) -> int:
+        return len(self._changes)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [_change(c, self._row_of, self._owner) for c in self._changes[index]]
+        return _change(self._changes[index], self._row_of, self._owner)
 
 
 def _row_of(src: Source, row_of: Mapping[Key, int], owner: Mapping[Key, Key]) -> int | None:
@@ -147,6 +178,11 @@ def _change(change: Change, row_of: Mapping[Key, int], owner: Mapping[Key, Key]
     return out
 
 
+NO_CONTEXT: list[dict[str, Any]] = []
+"""The `cx` of every row that reaches the model in no message: one empty list shared, not one
+per row (a file of skipped records makes a row per record). Nothing modifies a row's `cx`."""
+
+
 def _row(record: Record, ctx: Context, targets: list[int], mine: list[int],
          changes: Sequence[Change], added: set[int]) -> dict[str, Any]:
     view = record.view
@@ -156,7 +192,8 @@ def _row(record: Record, ctx: Context, targets: list[int], mine: list[int],
         "s": record.source.span_label(), "k": record.kind,
         "r": role if isinstance(role, str) else None, "sh": int(is_displayed(record)),
         "st": stored, "vw": view_ref, "cs": mine,
-        "cx": [_context_entry(record, ctx, j, changes, mine, j in added) for j in targets]}
+        "cx": [_context_entry(record, ctx, j, changes, mine, j in added) for j in targets]
+        if targets else NO_CONTEXT}
     if any(changes[i].is_repair for i in mine):
         row["pb"] = 1  # the page lists it first
     elif record.kind in QUIET_KINDS and not targets and all(

@@ -84,13 +84,40 @@ def _hash(script: bytes) -> str:
 
 
 def render(page: Page) -> bytes:
-    """The whole page, UTF-8. Pure: the same page model gives the same bytes.
+    """The whole page, UTF-8. Pure: the same page model gives the same bytes."""
+    return b"".join(render_parts(page))
+
+
+def _head(meta: dict[str, Any], page: Page) -> list[bytes]:
+    """The page's head object (meta, changes, pending) as JSON in pieces: the changes are made
+    and encoded a chunk at a time, never all at once. What msgspec will not write is written
+    whole as `_encode` writes it, so the bytes are the same either way."""
+    changes = page.changes
+    try:
+        parts = [b'{"meta":', _encoder.encode(meta), b',"changes":[']
+        for at in range(0, len(changes), CHUNK_ROWS):
+            part = _encoder.encode(changes[at:at + CHUNK_ROWS])[1:-1]
+            parts.append(b"," + part if at else part)
+        parts += [b'],"pending":', _encoder.encode(page.pending), b"}"]
+    except (TypeError, ValueError, OverflowError):
+        return [_encode({"meta": meta, "changes": list(changes), "pending": page.pending})]
+    return parts
+
+
+def render_parts(page: Page, *, release_rows: bool = False) -> list[bytes]:
+    """The page as the pieces it is written in (joined: `render`), so it is never held whole
+    a second time. With `release_rows`, each row of `page.rows` is let go (set to None) once
+    its chunk is encoded: a caller that owns the page holds a row's dict or its JSON, not both.
 
     Only the page's own three scripts may run: the policy names each by its hash, so a
     script element that record text managed to open would not run."""
     thumbnails = Thumbnails()
-    encoded_rows = [_encode(page.rows[at:at + CHUNK_ROWS])
-                    for at in range(0, len(page.rows), CHUNK_ROWS)]
+    encoded_rows = []
+    rows: list[Any] = page.rows
+    for at in range(0, len(rows), CHUNK_ROWS):
+        encoded_rows.append(_encode(rows[at:at + CHUNK_ROWS]))
+        if release_rows:
+            rows[at:at + CHUNK_ROWS] = [None] * len(rows[at:at + CHUNK_ROWS])
     encoded_turns = _encode(page.turns)
     marker = marker_of([*encoded_rows, encoded_turns])
     blobs = _Blobs(thumbnails, marker)
@@ -100,8 +127,7 @@ def render(page: Page) -> bytes:
     meta["rows"] = len(page.rows)
     meta["chunk"] = CHUNK_ROWS
     meta["marker"] = marker
-    head = _script_json(_encode({"meta": meta, "changes": page.changes,
-                                 "pending": page.pending}))
+    head = [_script_json(part) for part in _head(meta, page)]
     images = _script_json(_encode(thumbnails.items))
     opaque = _script_json(_encode(blobs.opaque))
     title = html.escape(f"sessionctx report: {meta.get('label', '')}")
@@ -116,7 +142,7 @@ def render(page: Page) -> bytes:
         f"img-src data:; style-src 'unsafe-inline'; script-src {policy}\">\n"
         f"<title>{title}</title>\n<style>\n{_asset('page.css')}</style>\n</head>\n<body>\n"
         f"{_asset('page.html')}<script>".encode("utf-8", "replace"), code, b"</script>\n",
-        b'<script type="application/json" id="sx-head">', head, b"</script>\n",
+        b'<script type="application/json" id="sx-head">', *head, b"</script>\n",
         b'<script type="application/json" id="sx-images">', images, b"</script>\n",
         b'<script type="application/json" id="sx-opaque">', opaque, b"</script>\n",
         b'<script type="application/json" id="sx-turns">', turns, b"</script>\n",
@@ -129,4 +155,4 @@ def render(page: Page) -> bytes:
     if not row_chunks:
         parts.append(start)
     parts.append(b"<script>" + loaded_code + b"</script>\n</body>\n</html>\n")
-    return b"".join(parts)
+    return parts
