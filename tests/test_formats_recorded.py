@@ -1,6 +1,7 @@
 """Sessions the agents wrote themselves, offline against the strict stub
 (tests/record_format_sessions.py; how in fixtures/SOURCES.md): Gemini CLI's JSONL chat,
-opencode's opencode.db and `opencode export`, Copilot CLI's events.jsonl. Each recording and
+opencode's opencode.db and `opencode export`, Copilot CLI's events.jsonl, Cline's
+messages.json. Each recording and
 variants built from it read with counts worked out here from the raw file (the counters of
 each format's own test), and every provider takes the body built from it. No CLI is needed;
 the last test records afresh when the pinned CLIs are already installed."""
@@ -41,6 +42,9 @@ OPENCODE_KILLED = OPENCODE / "recorded-1.18.33-killed-call.db"
 COPILOT = FIXTURES / "copilot-cli"
 COPILOT_TOOLS = COPILOT / "recorded-1.0.102-tools.jsonl"
 COPILOT_KILLED = COPILOT / "recorded-1.0.102-killed-call.jsonl"
+CLINE = FIXTURES / "cline"
+CLINE_TOOLS = CLINE / "recorded-3.0.65-tools.messages.json"
+CLINE_KILLED = CLINE / "recorded-3.0.65-killed-call.messages.json"
 
 
 def _jsonl(path: Path, objs: list[Obj]) -> Path:
@@ -271,6 +275,81 @@ def test_copilot_killed_mid_call_repairs_to_no_pending_call(tmp_path: Path) -> N
     assert read_context(path, "copilot-cli").pending_calls == []
 
 
+# -- Cline -------------------------------------------------------------------------------------
+
+def cline_counts(doc: Obj) -> dict[str, int]:
+    """Calls, their results (wherever they stand after the call), pending calls and texts,
+    from the raw messages: Cline 3 writes a user message per result."""
+    calls: list[str] = []
+    answered: set[str] = set()
+    texts = 0
+    for m in doc["messages"]:
+        for b in m["content"]:
+            if b["type"] == "tool_use":
+                calls.append(b["id"])
+            elif b["type"] == "tool_result" and b["tool_use_id"] in calls:
+                answered.add(b["tool_use_id"])
+            texts += b["type"] == "text"
+    return {"calls": len(calls), "results": len(answered),
+            "pending": len(set(calls) - answered), "texts": texts}
+
+
+def cline_merged(doc: Obj) -> Obj:
+    """The results Cline split over two user messages, in one (as the Messages API has them)."""
+    out: list[Obj] = []
+    for m in doc["messages"]:
+        if out and m["role"] == out[-1]["role"] == "user":
+            out[-1] = {**out[-1], "content": out[-1]["content"] + m["content"]}
+        else:
+            out.append(m)
+    return {**doc, "messages": out}
+
+
+def cline_result_lost(doc: Obj) -> Obj:
+    """The second of the split results gone, as if the process died before writing it."""
+    return {**doc, "messages": [m for m in doc["messages"] if not any(
+        b.get("tool_use_id") == "call_02" for b in m["content"])]}
+
+
+CLINE_CASES: dict[str, tuple[Path, Callable[[Obj], Obj], dict[str, int]]] = {
+    "tools": (CLINE_TOOLS, dict, {"calls": 3, "results": 3, "pending": 0, "texts": 2}),
+    "results merged": (CLINE_TOOLS, cline_merged,
+                       {"calls": 3, "results": 3, "pending": 0, "texts": 2}),
+    "a result lost": (CLINE_TOOLS, cline_result_lost,
+                      {"calls": 3, "results": 2, "pending": 1, "texts": 2}),
+    "killed mid-call": (CLINE_KILLED, dict, {"calls": 1, "results": 0, "pending": 1,
+                                             "texts": 1}),
+}
+
+
+def _cline_file(tmp_path: Path, case: str) -> Path:
+    source, variant, _ = CLINE_CASES[case]
+    path = tmp_path / f"{case.replace(' ', '-')}.messages.json"
+    path.write_text(json.dumps(variant(json.loads(source.read_text())), indent=2))
+    return path
+
+
+@pytest.mark.parametrize("case", list(CLINE_CASES))
+def test_cline_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
+    source, variant, expected = CLINE_CASES[case]
+    assert cline_counts(variant(json.loads(source.read_text()))) == expected
+    path = _cline_file(tmp_path, case)
+    assert context_counts(read_context(path, "anthropic")) == expected
+
+
+def test_cline_split_results_follow_their_calls_in_one_turn() -> None:
+    """Cline 3.0.65 wrote the two results of one reply as two user messages; the body holds
+    both right after the calls, in one user turn."""
+    doc = json.loads(CLINE_TOOLS.read_text())
+    roles = [m["role"] for m in doc["messages"]]
+    assert roles[:4] == ["user", "assistant", "user", "user"]
+    ctx = build_context(read_input(str(CLINE_TOOLS)).records)
+    body = build_request(ctx, "anthropic", options=BuildRequestOptions(
+        placeholder_tools=True)).body
+    turn = body["messages"][2]
+    assert [b["tool_use_id"] for b in turn["content"]] == ["call_01", "call_02"]
+
+
 # -- every recording and variant, every provider -----------------------------------------------
 
 def _all_cases(tmp_path: Path) -> dict[str, Path]:
@@ -284,6 +363,8 @@ def _all_cases(tmp_path: Path) -> dict[str, Path]:
     out["opencode export"] = OPENCODE_EXPORT
     for name, (source, variant, _) in COPILOT_CASES.items():
         out[f"copilot {name}"] = _jsonl(tmp_path / f"c{len(out)}.jsonl", variant(events(source)))
+    for name in CLINE_CASES:
+        out[f"cline {name}"] = _cline_file(tmp_path, name)
     return out
 
 
@@ -295,7 +376,7 @@ def _context(path: Path) -> Context:
 
 def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> None:
     cases = _all_cases(tmp_path)
-    assert len(cases) == 12
+    assert len(cases) == 16
     for name, path in cases.items():
         ctx = _context(path)
         for provider in PROVIDERS:
@@ -305,7 +386,8 @@ def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> Non
             sdk_check(provider, body)
 
 
-@pytest.mark.parametrize("path", [GEMINI_TOOLS, COPILOT_TOOLS], ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", [GEMINI_TOOLS, COPILOT_TOOLS, CLINE_TOOLS],
+                         ids=lambda p: p.parent.name)
 def test_repair_leaves_a_whole_recording_byte_identical(path: Path) -> None:
     plan = plan_repair(path.read_bytes(), str(path))
     assert plan.fixes == [] and plan.after == plan.before
@@ -314,14 +396,14 @@ def test_repair_leaves_a_whole_recording_byte_identical(path: Path) -> None:
 # -- recording afresh --------------------------------------------------------------------------
 
 def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
-    """Runs the three pinned CLIs again (about three minutes) when they are installed."""
+    """Runs the four pinned CLIs again (about four minutes) when they are installed."""
     from tests import format_agents, record_format_sessions
 
     if not format_agents.is_installed():
-        pytest.skip("the pinned Gemini CLI, opencode and Copilot CLI are not installed "
+        pytest.skip("the pinned agent CLIs of tests/clis_formats are not installed "
                     "(python -m tests.format_agents installs them)")
     out = tmp_path / "fixtures"
-    for folder in ("gemini-cli-jsonl", "opencode", "copilot-cli"):
+    for folder in ("gemini-cli-jsonl", "opencode", "copilot-cli", "cline"):
         (out / folder).mkdir(parents=True)
     record_format_sessions.main(out)
     for old in (GEMINI_TOOLS, GEMINI_KILLED):
@@ -332,3 +414,6 @@ def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
     for old in (COPILOT_TOOLS, COPILOT_KILLED):
         assert copilot_counts(events(out / "copilot-cli" / old.name)) == \
             copilot_counts(events(old))
+    for old in (CLINE_TOOLS, CLINE_KILLED):
+        assert cline_counts(json.loads((out / "cline" / old.name).read_text())) == \
+            cline_counts(json.loads(old.read_text()))
