@@ -11,7 +11,10 @@ runs, as a crash would leave it. Written:
   gemini-cli-jsonl/recorded-0.61.0-tools.jsonl, recorded-0.61.0-killed-call.jsonl
   opencode/recorded-1.18.33-tools.db (its opencode.db), recorded-1.18.33-tools.export.json
       (what `opencode export` printed for it), recorded-1.18.33-killed-call.db
-  copilot-cli/recorded-1.0.102-tools.jsonl, recorded-1.0.102-killed-call.jsonl (events.jsonl)
+  copilot-cli/recorded-1.0.102-tools.jsonl, recorded-1.0.102-killed-call.jsonl (events.jsonl),
+      recorded-1.0.102-killed-then-resumed.jsonl (the killed session resumed with "continue":
+      Copilot CLI wrote a failed result "Tool execution was interrupted before a result was
+      recorded. …" for the call)
   cline/recorded-3.0.65-tools.messages.json (one run: no resume without its terminal UI),
       recorded-3.0.65-killed-call.messages.json
 The Gemini API gives its calls no id, so the Gemini replies carry none. Temporary paths are
@@ -215,7 +218,8 @@ def copilot_tools(root: Path) -> str:
     return _anonymise(events.read_text(), root)
 
 
-def copilot_killed(root: Path) -> str:
+def copilot_killed(root: Path) -> tuple[str, str]:
+    """The events as the kill left them, and after resuming with "continue"."""
     agents = _agents(root)
 
     def started() -> bool:
@@ -225,7 +229,10 @@ def copilot_killed(root: Path) -> str:
     agents.copilot("-p", "run the build", script=killed_script("copilot"),
                    stop_when=_after(1.5, started), stop_signal=signal.SIGKILL)
     [events] = agents.copilot_events()
-    return _anonymise(events.read_text(), root)
+    killed = _anonymise(events.read_text(), root)
+    _ok(agents.copilot(f"--resume={events.parent.name}", "-p", "continue",
+                       script=[{"text": "Continuing.", "match": TOOLS["copilot"]["match"]}]))
+    return killed, _anonymise(events.read_text(), root)
 
 
 # -- Cline -------------------------------------------------------------------------------------
@@ -262,8 +269,9 @@ def main(out: Path) -> None:
         cop = out / "copilot-cli"
         (cop / f"recorded-{COPILOT_VERSION}-tools.jsonl").write_text(
             copilot_tools(base / "copilot-tools"))
-        (cop / f"recorded-{COPILOT_VERSION}-killed-call.jsonl").write_text(
-            copilot_killed(base / "copilot-killed"))
+        killed, resumed = copilot_killed(base / "copilot-killed")
+        (cop / f"recorded-{COPILOT_VERSION}-killed-call.jsonl").write_text(killed)
+        (cop / f"recorded-{COPILOT_VERSION}-killed-then-resumed.jsonl").write_text(resumed)
         cline = out / "cline"
         (cline / f"recorded-{CLINE_VERSION}-tools.messages.json").write_text(
             cline_tools(base / "cline-tools"))

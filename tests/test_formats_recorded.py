@@ -42,6 +42,7 @@ OPENCODE_KILLED = OPENCODE / "recorded-1.18.33-killed-call.db"
 COPILOT = FIXTURES / "copilot-cli"
 COPILOT_TOOLS = COPILOT / "recorded-1.0.102-tools.jsonl"
 COPILOT_KILLED = COPILOT / "recorded-1.0.102-killed-call.jsonl"
+COPILOT_RESUMED = COPILOT / "recorded-1.0.102-killed-then-resumed.jsonl"
 CLINE = FIXTURES / "cline"
 CLINE_TOOLS = CLINE / "recorded-3.0.65-tools.messages.json"
 CLINE_KILLED = CLINE / "recorded-3.0.65-killed-call.messages.json"
@@ -275,6 +276,29 @@ def test_copilot_killed_mid_call_repairs_to_no_pending_call(tmp_path: Path) -> N
     assert read_context(path, "copilot-cli").pending_calls == []
 
 
+def test_copilot_resumed_wrote_a_result_for_the_killed_call_that_stays_pending() -> None:
+    """Resuming the killed session, Copilot CLI wrote a failed `tool.execution_complete`
+    for the call ("Tool execution was interrupted before a result was recorded. …", code
+    `interrupted`) and a warning. It says nothing of what the command did: the call is listed
+    as pending, the text kept as Copilot CLI sent it."""
+    evs = events(COPILOT_RESUMED)
+    assert evs[:len(events(COPILOT_KILLED))] == events(COPILOT_KILLED)
+    written = [e["data"] for e in evs if e["type"] == "tool.execution_complete"]
+    assert [(d["toolCallId"], d["success"], d["error"]["code"]) for d in written] == [
+        ("call_build", False, "interrupted")]
+    assert copilot_counts(evs) == {"calls": 1, "results": 1, "pending": 0, "orphans": 0,
+                                   "texts": 3}
+    ctx = build_context(read_input(str(COPILOT_RESUMED)).records)
+    assert [c.name for c in ctx.pending_calls] == ["bash"]
+    agent = [c for c in ctx.changes if c.kind == "result_written_by_agent"]
+    assert len(agent) == 1 and "copilot-cli" in agent[0].reason
+    assert any(m.get("toolCallId") == "call_build" for m in ctx.messages)  # kept as sent
+    for provider in PROVIDERS:
+        body = build_request(ctx, provider, options=BuildRequestOptions(
+            placeholder_tools=True)).body
+        assert validate(body, provider) == [], provider
+
+
 # -- Cline -------------------------------------------------------------------------------------
 
 def cline_counts(doc: Obj) -> dict[str, int]:
@@ -411,7 +435,7 @@ def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
     for old in (OPENCODE_DB, OPENCODE_KILLED):
         assert opencode_counts(opencode_stored(out / "opencode" / old.name)) == \
             opencode_counts(opencode_stored(old))
-    for old in (COPILOT_TOOLS, COPILOT_KILLED):
+    for old in (COPILOT_TOOLS, COPILOT_KILLED, COPILOT_RESUMED):
         assert copilot_counts(events(out / "copilot-cli" / old.name)) == \
             copilot_counts(events(old))
     for old in (CLINE_TOOLS, CLINE_KILLED):
