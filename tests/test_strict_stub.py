@@ -279,3 +279,17 @@ def test_scripted_error() -> None:
     with serve([{"status": 529, "body": error}]) as s:
         status, answer = post(f"{s.url}/v1/messages", msgs(("user", [txt("a")])))
     assert status == 529 and answer["error"]["type"] == "overloaded_error"
+
+
+def test_a_matching_entry_waits_for_its_request_and_gemini_calls_may_have_no_id() -> None:
+    """An agent's side request (a title, a summary) gets the plain answer and leaves the
+    entry meant for its own turn, which names text its request holds."""
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    script = [{"calls": [{"name": "read_file", "input": {"file_path": "a"}, "id": None}],
+               "match": "streamGenerateContent"}]
+    with serve(script) as stub:
+        _, side = post(f"{stub.url}/v1beta/models/m:generateContent", gemini)
+        _, turn = post(f"{stub.url}/v1beta/models/m:streamGenerateContent", gemini)
+    assert side["candidates"][0]["content"]["parts"] == [{"text": "answer 1"}]
+    assert turn[0]["candidates"][0]["content"]["parts"] == [
+        {"functionCall": {"name": "read_file", "args": {"file_path": "a"}}}]
