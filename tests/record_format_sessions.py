@@ -16,7 +16,9 @@ runs, as a crash would leave it. Written:
       Copilot CLI wrote a failed result "Tool execution was interrupted before a result was
       recorded. …" for the call)
   cline/recorded-3.0.65-tools.messages.json (one run: no resume without its terminal UI),
-      recorded-3.0.65-killed-call.messages.json
+      recorded-3.0.65-killed-call.messages.json, recorded-3.0.65-interrupted-call.messages.json
+      (Ctrl-C mid-call: Cline aborted the command and wrote "Command failed: Command was
+      aborted" as its result)
 The Gemini API gives its calls no id, so the Gemini replies carry none. Temporary paths are
 replaced by /home/user and /home/user/project; an opencode store is
 checkpointed into one file (its write-ahead log folded in) after that replacement.
@@ -245,10 +247,12 @@ def cline_tools(root: Path) -> str:
     return _anonymise(session.read_text(), root)
 
 
-def cline_killed(root: Path) -> str:
+def cline_stopped(root: Path, how: int) -> str:
+    """Cline stopped by `how` while its shell call runs: SIGKILL as a crash, SIGINT as a
+    user's Ctrl-C (Cline then aborts the command and writes its failure as the result)."""
     agents = _agents(root)
     agents.cline("run the build", "--json", script=killed_script("cline"),
-                 stop_when=_after(2.0, _main_requests(agents, '"tools"')))
+                 stop_when=_after(2.0, _main_requests(agents, '"tools"')), stop_signal=how)
     [session] = agents.cline_sessions()
     return _anonymise(session.read_text(), root)
 
@@ -276,7 +280,9 @@ def main(out: Path) -> None:
         (cline / f"recorded-{CLINE_VERSION}-tools.messages.json").write_text(
             cline_tools(base / "cline-tools"))
         (cline / f"recorded-{CLINE_VERSION}-killed-call.messages.json").write_text(
-            cline_killed(base / "cline-killed"))
+            cline_stopped(base / "cline-killed", signal.SIGKILL))
+        (cline / f"recorded-{CLINE_VERSION}-interrupted-call.messages.json").write_text(
+            cline_stopped(base / "cline-interrupted", signal.SIGINT))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ COPILOT_RESUMED = COPILOT / "recorded-1.0.102-killed-then-resumed.jsonl"
 CLINE = FIXTURES / "cline"
 CLINE_TOOLS = CLINE / "recorded-3.0.65-tools.messages.json"
 CLINE_KILLED = CLINE / "recorded-3.0.65-killed-call.messages.json"
+CLINE_INTERRUPTED = CLINE / "recorded-3.0.65-interrupted-call.messages.json"
 
 
 def _jsonl(path: Path, objs: list[Obj]) -> Path:
@@ -343,6 +344,8 @@ CLINE_CASES: dict[str, tuple[Path, Callable[[Obj], Obj], dict[str, int]]] = {
                       {"calls": 3, "results": 2, "pending": 1, "texts": 2}),
     "killed mid-call": (CLINE_KILLED, dict, {"calls": 1, "results": 0, "pending": 1,
                                              "texts": 1}),
+    "interrupted mid-call": (CLINE_INTERRUPTED, dict, {"calls": 1, "results": 1,
+                                                       "pending": 0, "texts": 1}),
 }
 
 
@@ -374,6 +377,15 @@ def test_cline_split_results_follow_their_calls_in_one_turn() -> None:
     assert [b["tool_use_id"] for b in turn["content"]] == ["call_01", "call_02"]
 
 
+def test_cline_interrupted_wrote_the_aborted_command_as_its_result() -> None:
+    """Ctrl-C while the command ran: Cline aborted it and wrote the failure as the call's
+    result, a real outcome (the command was stopped), so nothing is pending."""
+    [result] = json.loads(CLINE_INTERRUPTED.read_text())["messages"][-1]["content"]
+    assert result["content"][0]["error"] == "Command failed: Command was aborted"
+    ctx = read_context(CLINE_INTERRUPTED, "anthropic")
+    assert ctx.pending_calls == [] and "Command was aborted" in json.dumps(ctx.messages[-1])
+
+
 # -- every recording and variant, every provider -----------------------------------------------
 
 def _all_cases(tmp_path: Path) -> dict[str, Path]:
@@ -400,7 +412,7 @@ def _context(path: Path) -> Context:
 
 def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> None:
     cases = _all_cases(tmp_path)
-    assert len(cases) == 16
+    assert len(cases) == 17
     for name, path in cases.items():
         ctx = _context(path)
         for provider in PROVIDERS:
@@ -438,6 +450,6 @@ def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
     for old in (COPILOT_TOOLS, COPILOT_KILLED, COPILOT_RESUMED):
         assert copilot_counts(events(out / "copilot-cli" / old.name)) == \
             copilot_counts(events(old))
-    for old in (CLINE_TOOLS, CLINE_KILLED):
+    for old in (CLINE_TOOLS, CLINE_KILLED, CLINE_INTERRUPTED):
         assert cline_counts(json.loads((out / "cline" / old.name).read_text())) == \
             cline_counts(json.loads(old.read_text()))
