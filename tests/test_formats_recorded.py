@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from sessionctx.cli import main
 from sessionctx.context import Context, build_context
 from sessionctx.inputs import read_input
 from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
@@ -427,6 +429,19 @@ def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> Non
 def test_repair_leaves_a_whole_recording_byte_identical(path: Path) -> None:
     plan = plan_repair(path.read_bytes(), str(path))
     assert plan.fixes == [] and plan.after == plan.before
+
+
+def test_check_reads_a_folder_of_the_recordings_each_in_its_format(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for path in (GEMINI_TOOLS, COPILOT_TOOLS, CLINE_TOOLS, OPENCODE_EXPORT, COPILOT_RESUMED):
+        shutil.copyfile(path, folder / path.name)
+    shutil.copyfile(OPENCODE_KILLED, folder / "opencode.db")  # the name opencode gives it
+    out = CliRunner().invoke(main, ["check", str(folder), "--json"])
+    formats = {Path(f["path"]).name: f["format"] for f in json.loads(out.output)["files"]}
+    assert formats == {GEMINI_TOOLS.name: "gemini-cli-jsonl", COPILOT_TOOLS.name: "copilot-cli",
+                       COPILOT_RESUMED.name: "copilot-cli", CLINE_TOOLS.name: "anthropic",
+                       OPENCODE_EXPORT.name: "opencode", "opencode.db": "opencode"}
 
 
 # -- recording afresh --------------------------------------------------------------------------
