@@ -8,7 +8,8 @@ lines in the shell), a read of a file that does not exist (an error result), a t
 then the session is resumed with a second prompt, answered by one more call and a text. A
 second session is cut short: the agent is killed (SIGKILL) while a shell call that sleeps
 runs, as a crash would leave it. Written:
-  gemini-cli-jsonl/recorded-0.61.0-tools.jsonl, recorded-0.61.0-killed-call.jsonl
+  gemini-cli-jsonl/recorded-0.61.0-tools.jsonl, recorded-0.61.0-killed-call.jsonl,
+      recorded-0.61.0-killed-then-resumed.jsonl (resumed with "continue")
   opencode/recorded-1.18.33-tools.db (its opencode.db), recorded-1.18.33-tools.export.json
       (what `opencode export` printed for it), recorded-1.18.33-killed-call.db
   copilot-cli/recorded-1.0.102-tools.jsonl, recorded-1.0.102-killed-call.jsonl (events.jsonl),
@@ -153,11 +154,16 @@ def _chat_of(agents: FormatAgents, prompt: str) -> Path:
     return max(chats, key=lambda c: c.stat().st_size)
 
 
-def gemini_killed(root: Path) -> str:
+def gemini_killed(root: Path) -> tuple[str, str]:
+    """The chat as the kill left it, and after resuming it with "continue"."""
     agents = _agents(root)
     agents.gemini("-p", "run the build", script=killed_script("gemini"),
                   stop_when=_after(2.0, _main_requests(agents, "streamGenerateContent")))
-    return _anonymise(_chat_of(agents, "run the build").read_text(), root)
+    chat = _chat_of(agents, "run the build")
+    killed = _anonymise(chat.read_text(), root)
+    _ok(agents.gemini("--resume", "latest", "-p", "continue",
+                      script=[{"text": "Continuing.", "match": TOOLS["gemini"]["match"]}]))
+    return killed, _anonymise(chat.read_text(), root)
 
 
 # -- opencode ----------------------------------------------------------------------------------
@@ -263,8 +269,9 @@ def main(out: Path) -> None:
         gem = out / "gemini-cli-jsonl"
         (gem / f"recorded-{GEMINI_VERSION}-tools.jsonl").write_text(
             gemini_tools(base / "gemini-tools"))
-        (gem / f"recorded-{GEMINI_VERSION}-killed-call.jsonl").write_text(
-            gemini_killed(base / "gemini-killed"))
+        killed, resumed = gemini_killed(base / "gemini-killed")
+        (gem / f"recorded-{GEMINI_VERSION}-killed-call.jsonl").write_text(killed)
+        (gem / f"recorded-{GEMINI_VERSION}-killed-then-resumed.jsonl").write_text(resumed)
         oc = out / "opencode"
         (oc / f"recorded-{OPENCODE_VERSION}-tools.export.json").write_text(
             opencode_tools(base / "opencode-tools", oc / f"recorded-{OPENCODE_VERSION}-tools.db"))

@@ -21,6 +21,7 @@ Obj = dict[str, Any]
 GEMINI = FIXTURES / "gemini-cli-jsonl"
 GEMINI_TOOLS = GEMINI / "recorded-0.61.0-tools.jsonl"
 GEMINI_KILLED = GEMINI / "recorded-0.61.0-killed-call.jsonl"
+GEMINI_RESUMED = GEMINI / "recorded-0.61.0-killed-then-resumed.jsonl"
 OPENCODE = FIXTURES / "opencode"
 OPENCODE_DB = OPENCODE / "recorded-1.18.33-tools.db"
 OPENCODE_EXPORT = OPENCODE / "recorded-1.18.33-tools.export.json"
@@ -72,6 +73,8 @@ GEMINI_CASES: dict[str, tuple[Path, Callable[[list[Obj]], list[Obj]], dict[str, 
                           {"calls": 3, "results": 2, "pending": 1, "texts": 2}),
     "killed mid-call": (GEMINI_KILLED, list,
                         {"calls": 0, "results": 0, "pending": 0, "texts": 2}),
+    "killed, then resumed": (GEMINI_RESUMED, list,
+                             {"calls": 0, "results": 0, "pending": 0, "texts": 4}),
 }
 
 

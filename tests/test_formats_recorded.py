@@ -32,6 +32,7 @@ from tests.recorded_cases import (
     COPILOT_TOOLS,
     GEMINI_CASES,
     GEMINI_KILLED,
+    GEMINI_RESUMED,
     GEMINI_TOOLS,
     OPENCODE_CASES,
     OPENCODE_DB,
@@ -96,6 +97,10 @@ def test_gemini_killed_mid_call_left_an_empty_reply_and_no_call() -> None:
     assert ctx.pending_calls == [] and ctx.messages[-1]["role"] == "user"
     assert [c.kind for c in ctx.changes if c.kind != "skipped_context_row"] == [
         "dropped_empty_message"]
+    resumed = rows(GEMINI_RESUMED)
+    assert resumed[:len(objs)] == objs
+    rewrite = [o for o in resumed if "messages" in o.get("$set", {})][-1]["$set"]["messages"]
+    assert objs[-2]["id"] not in [m["id"] for m in rewrite]  # Gemini CLI dropped it too
 
 
 # -- opencode ----------------------------------------------------------------------------------
@@ -233,7 +238,7 @@ def test_cline_interrupted_wrote_the_aborted_command_as_its_result() -> None:
 
 def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> None:
     cases = all_cases(tmp_path)
-    assert len(cases) == 17
+    assert len(cases) == 18
     for name, path in cases.items():
         ctx = clean_context(path)
         for provider in PROVIDERS:
@@ -276,7 +281,7 @@ def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
     for folder in ("gemini-cli-jsonl", "opencode", "copilot-cli", "cline"):
         (out / folder).mkdir(parents=True)
     record_format_sessions.main(out)
-    for old in (GEMINI_TOOLS, GEMINI_KILLED):
+    for old in (GEMINI_TOOLS, GEMINI_KILLED, GEMINI_RESUMED):
         assert gemini_counts(rows(out / old.parent.name / old.name)) == gemini_counts(rows(old))
     for old in (OPENCODE_DB, OPENCODE_KILLED):
         assert opencode_counts(opencode_stored(out / "opencode" / old.name)) == \
