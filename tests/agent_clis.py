@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -189,6 +190,8 @@ class Agents:
                     break
                 time.sleep(0.1)
             stdout, stderr = process.communicate()
+        with suppress(ProcessLookupError):  # whatever the run left behind (a stub after a
+            os.killpg(process.pid, signal.SIGKILL)  # Ctrl-C the CLI's shell did not pass on)
         requests = ([json.loads(line) for line in log.read_text().splitlines()]
                     if log.exists() else [])
         return Run(process.returncode, stdout, stderr, requests)

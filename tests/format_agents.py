@@ -1,8 +1,9 @@
-"""Gemini CLI, opencode and GitHub Copilot CLI, run offline against the strict stub.
+"""Gemini CLI, opencode, GitHub Copilot CLI and Cline's CLI, run offline against the strict stub.
 
-`tests/clis_formats/package.json` and its lock pin the three CLIs exactly; the first use
+`tests/clis_formats/package.json` and its lock pin the four CLIs exactly (opencode and Cline as
+their linux-x64 binary packages); the first use
 installs them by `npm ci` into a cache folder keyed by the lock's hash (tests/node_readers.py
-`installed`, about 700 MB). They run as tests/agent_clis.py runs Claude Code and Codex: in a
+`installed`, about 900 MB). They run as tests/agent_clis.py runs Claude Code and Codex: in a
 network namespace holding only loopback, `HOME` in a temporary folder, the stub inside the
 same namespace on 127.0.0.1.
 
@@ -19,6 +20,9 @@ How each is pointed at the stub, with no account and nothing fetched:
   - Copilot CLI: its own bring-your-own-key settings (`COPILOT_PROVIDER_BASE_URL`,
     `COPILOT_PROVIDER_TYPE=openai`, `COPILOT_PROVIDER_API_KEY`, `COPILOT_MODEL`) and
     `COPILOT_OFFLINE`. Events go to `~/.copilot/session-state/<id>/events.jsonl`.
+  - Cline: `cline auth` with the `openai-compatible` provider and the stub's base URL (only
+    that provider takes one), `CLINE_SESSION_BACKEND_MODE=local` (else each run leaves a hub
+    daemon behind). Sessions go to `~/.cline/data/sessions/<id>/<id>.messages.json`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ CLI_DIR = Path(__file__).resolve().parent / "clis_formats"
 GEMINI_VERSION = "0.61.0"
 OPENCODE_VERSION = "1.18.33"
 COPILOT_VERSION = "1.0.102"
+CLINE_VERSION = "3.0.65"
 STUB = f"http://127.0.0.1:{PORT}"
 
 GEMINI_SETTINGS = {
@@ -79,7 +84,8 @@ class FormatAgents(Agents):
                 "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
                 "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
                 "COPILOT_PROVIDER_BASE_URL": f"{STUB}/v1", "COPILOT_PROVIDER_TYPE": "openai",
-                "COPILOT_PROVIDER_API_KEY": "sk-stub", "COPILOT_MODEL": "gpt-5"}
+                "COPILOT_PROVIDER_API_KEY": "sk-stub", "COPILOT_MODEL": "gpt-5",
+                "CLINE_SESSION_BACKEND_MODE": "local", "CLINE_NO_AUTO_UPDATE": "1"}
 
     # -- Gemini CLI ----------------------------------------------------------------------------
 
@@ -107,6 +113,19 @@ class FormatAgents(Agents):
 
     def copilot_events(self) -> list[Path]:
         return sorted((self.home / ".copilot" / "session-state").glob("*/events.jsonl"))
+
+    # -- Cline ---------------------------------------------------------------------------------
+
+    def cline(self, *args: str, **kw: Any) -> Run:
+        binary = self.modules / "@cline" / "cli-linux-x64" / "bin" / "cline"
+        if not (self.home / ".cline").exists():
+            auth = self.run([str(binary), "auth", "-p", "openai-compatible", "-k", "sk-stub",
+                             "-m", "stub-model", "-b", f"{STUB}/v1"])
+            assert auth.returncode == 0, auth.stderr
+        return self.run([str(binary), *args], **kw)
+
+    def cline_sessions(self) -> list[Path]:
+        return sorted((self.home / ".cline" / "data" / "sessions").glob("*/*.messages.json"))
 
 
 if __name__ == "__main__":

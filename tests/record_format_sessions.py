@@ -1,17 +1,25 @@
-"""Record real sessions with the pinned Gemini CLI, opencode and Copilot CLI against the stub.
+"""Record real sessions with the pinned Gemini CLI, opencode, Copilot CLI and Cline's CLI.
 
     PYTHONPATH=src python -m tests.record_format_sessions tests/fixtures
 
-Each agent works in a folder holding `app.py` (two lines). The stub scripts the same session
-for all three, in each agent's own tool names: two calls in one reply (read app.py, count its
+Each agent works in a folder holding `app.py` (two lines). The strict stub scripts the same
+session for all four, in each agent's own tool names: two calls in one reply (read app.py, count its
 lines in the shell), a read of a file that does not exist (an error result), a text answer;
 then the session is resumed with a second prompt, answered by one more call and a text. A
 second session is cut short: the agent is killed (SIGKILL) while a shell call that sleeps
 runs, as a crash would leave it. Written:
-  gemini-cli-jsonl/recorded-0.61.0-tools.jsonl, recorded-0.61.0-killed-call.jsonl
+  gemini-cli-jsonl/recorded-0.61.0-tools.jsonl, recorded-0.61.0-killed-call.jsonl,
+      recorded-0.61.0-killed-then-resumed.jsonl (resumed with "continue")
   opencode/recorded-1.18.33-tools.db (its opencode.db), recorded-1.18.33-tools.export.json
       (what `opencode export` printed for it), recorded-1.18.33-killed-call.db
-  copilot-cli/recorded-1.0.102-tools.jsonl, recorded-1.0.102-killed-call.jsonl (events.jsonl)
+  copilot-cli/recorded-1.0.102-tools.jsonl, recorded-1.0.102-killed-call.jsonl (events.jsonl),
+      recorded-1.0.102-killed-then-resumed.jsonl (the killed session resumed with "continue":
+      Copilot CLI wrote a failed result "Tool execution was interrupted before a result was
+      recorded. …" for the call)
+  cline/recorded-3.0.65-tools.messages.json (one run: no resume without its terminal UI),
+      recorded-3.0.65-killed-call.messages.json, recorded-3.0.65-interrupted-call.messages.json
+      (Ctrl-C mid-call: Cline aborted the command and wrote "Command failed: Command was
+      aborted" as its result)
 The Gemini API gives its calls no id, so the Gemini replies carry none. Temporary paths are
 replaced by /home/user and /home/user/project; an opencode store is
 checkpointed into one file (its write-ahead log folded in) after that replacement.
@@ -31,6 +39,7 @@ from typing import Any
 
 from tests.agent_clis import Run
 from tests.format_agents import (
+    CLINE_VERSION,
     COPILOT_VERSION,
     GEMINI_VERSION,
     OPENCODE_VERSION,
@@ -53,6 +62,9 @@ TOOLS: dict[str, dict[str, Any]] = {
                  "list": ("glob", {"pattern": "*"}), "absolute": True, "match": "tool_choice"},
     "copilot": {"read": ("view", "path"), "shell": "bash",
                 "list": ("glob", {"pattern": "*"}), "absolute": True, "match": '"tools"'},
+    "cline": {"read": ("read_files", "files"), "shell": "run_commands",
+              "list": ("run_commands", {"commands": ["ls"]}), "absolute": True,
+              "match": '"tools"'},
 }
 
 
@@ -68,11 +80,15 @@ def script(agent: str, cwd: Path) -> list[dict[str, Any]]:
     t = TOOLS[agent]
     read, arg = t["read"]
     where = (lambda name: str(cwd / name)) if t["absolute"] else (lambda name: name)
-    shell = {"command": "wc -l app.py", "description": "Count the lines of app.py"}
+    shell = _shell(agent, "wc -l app.py", "Count the lines of app.py")
+
+    def reads(name: str) -> dict[str, Any]:
+        return {arg: [{"path": where(name)}]} if agent == "cline" else {arg: where(name)}
+
     entries: list[dict[str, Any]] = [
-        {"calls": [{"name": read, "input": {arg: where("app.py")}},
+        {"calls": [{"name": read, "input": reads("app.py")},
                    {"name": t["shell"], "input": shell}]},
-        {"calls": [{"name": read, "input": {arg: where("missing.py")}}]},
+        {"calls": [{"name": read, "input": reads("missing.py")}]},
         {"text": "app.py has 2 lines and prints hi; missing.py does not exist."},
         {"calls": [{"name": t["list"][0], "input": t["list"][1]}]},
         {"text": "That is the folder."}]
@@ -83,8 +99,15 @@ def script(agent: str, cwd: Path) -> list[dict[str, Any]]:
     return [{**{k: v for k, v in e.items() if v != []}, "match": t["match"]} for e in entries]
 
 
+def _shell(agent: str, command: str, description: str) -> dict[str, Any]:
+    """A shell call's arguments in `agent`'s tool."""
+    if agent == "cline":
+        return {"commands": [command]}
+    return {"command": command, "description": description}
+
+
 def killed_script(agent: str) -> list[dict[str, Any]]:
-    shell = {"command": SLOW, "description": "Wait for the build"}
+    shell = _shell(agent, SLOW, "Wait for the build")
     call = {"name": TOOLS[agent]["shell"], "input": shell,
             "id": None if agent == "gemini" else "call_build"}
     return [{"calls": [call],
@@ -121,16 +144,26 @@ def gemini_tools(root: Path) -> str:
     # the user message after it), which the API refuses; it writes that history back.
     turns = [r["problem"] for r in resumed.requests if "streamGenerateContent" in r["path"]]
     assert turns and set(turns) == {GEMINI_REFUSAL}, resumed.stderr[-2000:]
-    [chat] = agents.gemini_chats()
-    return _anonymise(chat.read_text(), root)
+    return _anonymise(_chat_of(agents, FIRST).read_text(), root)
 
 
-def gemini_killed(root: Path) -> str:
+def _chat_of(agents: FormatAgents, prompt: str) -> Path:
+    """The chat file holding `prompt` (the longest, should a run have left another)."""
+    chats = [c for c in agents.gemini_chats() if json.dumps(prompt) in c.read_text()]
+    assert chats, [c.name for c in agents.gemini_chats()]
+    return max(chats, key=lambda c: c.stat().st_size)
+
+
+def gemini_killed(root: Path) -> tuple[str, str]:
+    """The chat as the kill left it, and after resuming it with "continue"."""
     agents = _agents(root)
     agents.gemini("-p", "run the build", script=killed_script("gemini"),
                   stop_when=_after(2.0, _main_requests(agents, "streamGenerateContent")))
-    [chat] = agents.gemini_chats()
-    return _anonymise(chat.read_text(), root)
+    chat = _chat_of(agents, "run the build")
+    killed = _anonymise(chat.read_text(), root)
+    _ok(agents.gemini("--resume", "latest", "-p", "continue",
+                      script=[{"text": "Continuing.", "match": TOOLS["gemini"]["match"]}]))
+    return killed, _anonymise(chat.read_text(), root)
 
 
 # -- opencode ----------------------------------------------------------------------------------
@@ -193,7 +226,8 @@ def copilot_tools(root: Path) -> str:
     return _anonymise(events.read_text(), root)
 
 
-def copilot_killed(root: Path) -> str:
+def copilot_killed(root: Path) -> tuple[str, str]:
+    """The events as the kill left them, and after resuming with "continue"."""
     agents = _agents(root)
 
     def started() -> bool:
@@ -203,7 +237,30 @@ def copilot_killed(root: Path) -> str:
     agents.copilot("-p", "run the build", script=killed_script("copilot"),
                    stop_when=_after(1.5, started), stop_signal=signal.SIGKILL)
     [events] = agents.copilot_events()
-    return _anonymise(events.read_text(), root)
+    killed = _anonymise(events.read_text(), root)
+    _ok(agents.copilot(f"--resume={events.parent.name}", "-p", "continue",
+                       script=[{"text": "Continuing.", "match": TOOLS["copilot"]["match"]}]))
+    return killed, _anonymise(events.read_text(), root)
+
+
+# -- Cline -------------------------------------------------------------------------------------
+
+def cline_tools(root: Path) -> str:
+    """One run only: 3.0.65 resumes a session (`--id`) in its terminal UI alone."""
+    agents = _agents(root)
+    _ok(agents.cline(FIRST, "--json", script=script("cline", agents.cwd)[:3]))
+    [session] = agents.cline_sessions()
+    return _anonymise(session.read_text(), root)
+
+
+def cline_stopped(root: Path, how: int) -> str:
+    """Cline stopped by `how` while its shell call runs: SIGKILL as a crash, SIGINT as a
+    user's Ctrl-C (Cline then aborts the command and writes its failure as the result)."""
+    agents = _agents(root)
+    agents.cline("run the build", "--json", script=killed_script("cline"),
+                 stop_when=_after(2.0, _main_requests(agents, '"tools"')), stop_signal=how)
+    [session] = agents.cline_sessions()
+    return _anonymise(session.read_text(), root)
 
 
 def main(out: Path) -> None:
@@ -212,8 +269,9 @@ def main(out: Path) -> None:
         gem = out / "gemini-cli-jsonl"
         (gem / f"recorded-{GEMINI_VERSION}-tools.jsonl").write_text(
             gemini_tools(base / "gemini-tools"))
-        (gem / f"recorded-{GEMINI_VERSION}-killed-call.jsonl").write_text(
-            gemini_killed(base / "gemini-killed"))
+        killed, resumed = gemini_killed(base / "gemini-killed")
+        (gem / f"recorded-{GEMINI_VERSION}-killed-call.jsonl").write_text(killed)
+        (gem / f"recorded-{GEMINI_VERSION}-killed-then-resumed.jsonl").write_text(resumed)
         oc = out / "opencode"
         (oc / f"recorded-{OPENCODE_VERSION}-tools.export.json").write_text(
             opencode_tools(base / "opencode-tools", oc / f"recorded-{OPENCODE_VERSION}-tools.db"))
@@ -222,8 +280,16 @@ def main(out: Path) -> None:
         cop = out / "copilot-cli"
         (cop / f"recorded-{COPILOT_VERSION}-tools.jsonl").write_text(
             copilot_tools(base / "copilot-tools"))
-        (cop / f"recorded-{COPILOT_VERSION}-killed-call.jsonl").write_text(
-            copilot_killed(base / "copilot-killed"))
+        killed, resumed = copilot_killed(base / "copilot-killed")
+        (cop / f"recorded-{COPILOT_VERSION}-killed-call.jsonl").write_text(killed)
+        (cop / f"recorded-{COPILOT_VERSION}-killed-then-resumed.jsonl").write_text(resumed)
+        cline = out / "cline"
+        (cline / f"recorded-{CLINE_VERSION}-tools.messages.json").write_text(
+            cline_tools(base / "cline-tools"))
+        (cline / f"recorded-{CLINE_VERSION}-killed-call.messages.json").write_text(
+            cline_stopped(base / "cline-killed", signal.SIGKILL))
+        (cline / f"recorded-{CLINE_VERSION}-interrupted-call.messages.json").write_text(
+            cline_stopped(base / "cline-interrupted", signal.SIGINT))
 
 
 if __name__ == "__main__":

@@ -1,27 +1,52 @@
 """Sessions the agents wrote themselves, offline against the strict stub
 (tests/record_format_sessions.py; how in fixtures/SOURCES.md): Gemini CLI's JSONL chat,
-opencode's opencode.db and `opencode export`, Copilot CLI's events.jsonl. Each recording and
-variants built from it read with counts worked out here from the raw file (the counters of
-each format's own test), and every provider takes the body built from it. No CLI is needed;
-the last test records afresh when the pinned CLIs are already installed."""
+opencode's opencode.db and `opencode export`, Copilot CLI's events.jsonl, Cline's
+messages.json. Each recording and variants built from it (tests/recorded_cases.py) read with
+counts worked out from the raw file, and every provider takes the body built from it. No CLI
+is needed; the last test records afresh when the pinned CLIs are already installed."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
-from sessionctx.context import Context, build_context
+from sessionctx.cli import main
+from sessionctx.context import build_context
 from sessionctx.inputs import read_input
 from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
 from sessionctx.writeback import plan_repair, repair
-from tests.conftest import FIXTURES
 from tests.format_counts import context_counts, read_context
+from tests.recorded_cases import (
+    CLINE_CASES,
+    CLINE_INTERRUPTED,
+    CLINE_KILLED,
+    CLINE_TOOLS,
+    COPILOT_CASES,
+    COPILOT_KILLED,
+    COPILOT_RESUMED,
+    COPILOT_TOOLS,
+    GEMINI_CASES,
+    GEMINI_KILLED,
+    GEMINI_RESUMED,
+    GEMINI_TOOLS,
+    OPENCODE_CASES,
+    OPENCODE_DB,
+    OPENCODE_EXPORT,
+    OPENCODE_KILLED,
+    Obj,
+    all_cases,
+    clean_context,
+    cline_counts,
+    cline_file,
+    opencode_edited,
+    opencode_stored,
+    write_jsonl,
+)
 from tests.sdk_types import sdk_check
 from tests.stub_servers import gemini_problem
 from tests.test_formats_copilot_cli import counts as copilot_counts
@@ -30,65 +55,14 @@ from tests.test_formats_gemini_cli_jsonl import counts as gemini_counts
 from tests.test_formats_gemini_cli_jsonl import rows
 from tests.test_formats_opencode import counts as opencode_counts
 
-Obj = dict[str, Any]
-GEMINI = FIXTURES / "gemini-cli-jsonl"
-GEMINI_TOOLS = GEMINI / "recorded-0.61.0-tools.jsonl"
-GEMINI_KILLED = GEMINI / "recorded-0.61.0-killed-call.jsonl"
-OPENCODE = FIXTURES / "opencode"
-OPENCODE_DB = OPENCODE / "recorded-1.18.33-tools.db"
-OPENCODE_EXPORT = OPENCODE / "recorded-1.18.33-tools.export.json"
-OPENCODE_KILLED = OPENCODE / "recorded-1.18.33-killed-call.db"
-COPILOT = FIXTURES / "copilot-cli"
-COPILOT_TOOLS = COPILOT / "recorded-1.0.102-tools.jsonl"
-COPILOT_KILLED = COPILOT / "recorded-1.0.102-killed-call.jsonl"
-
-
-def _jsonl(path: Path, objs: list[Obj]) -> Path:
-    path.write_text("".join(json.dumps(o, separators=(",", ":")) + "\n" for o in objs))
-    return path
-
-
 # -- Gemini CLI --------------------------------------------------------------------------------
-
-def _headers(objs: list[Obj]) -> list[int]:
-    return [i for i, o in enumerate(objs) if "sessionId" in o and "projectHash" in o]
-
-
-def gemini_before_resume(objs: list[Obj]) -> list[Obj]:
-    """The chat as the first run left it: every row before the resume's header."""
-    return objs[:_headers(objs)[1]]
-
-
-def gemini_call_unanswered(objs: list[Obj]) -> list[Obj]:
-    """The first run cut where its last call (the failed read) ran: its message's last row
-    holds the call with no result yet, and nothing follows."""
-    first = gemini_before_resume(objs)
-    at = max(i for i, o in enumerate(first) if o.get("toolCalls"))
-    last = json.loads(json.dumps(first[at]))
-    for call in last["toolCalls"]:
-        call.pop("result", None)
-        call["status"] = "executing"
-    return [*first[:at], last]
-
-
-GEMINI_CASES: dict[str, tuple[Path, Callable[[list[Obj]], list[Obj]], dict[str, int]]] = {
-    "tools, resumed": (GEMINI_TOOLS, list,
-                       {"calls": 3, "results": 3, "pending": 0, "texts": 3}),
-    "tools, before the resume": (GEMINI_TOOLS, gemini_before_resume,
-                                 {"calls": 3, "results": 3, "pending": 0, "texts": 3}),
-    "a call unanswered": (GEMINI_TOOLS, gemini_call_unanswered,
-                          {"calls": 3, "results": 2, "pending": 1, "texts": 2}),
-    "killed mid-call": (GEMINI_KILLED, list,
-                        {"calls": 0, "results": 0, "pending": 0, "texts": 2}),
-}
-
 
 @pytest.mark.parametrize("case", list(GEMINI_CASES))
 def test_gemini_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
     source, variant, expected = GEMINI_CASES[case]
     objs = variant(rows(source))
     assert gemini_counts(objs) == expected
-    path = _jsonl(tmp_path / "session-x.jsonl", objs)
+    path = write_jsonl(tmp_path / "session-x.jsonl", objs)
     assert context_counts(read_context(path, "gemini-cli-jsonl")) == expected
 
 
@@ -123,56 +97,13 @@ def test_gemini_killed_mid_call_left_an_empty_reply_and_no_call() -> None:
     assert ctx.pending_calls == [] and ctx.messages[-1]["role"] == "user"
     assert [c.kind for c in ctx.changes if c.kind != "skipped_context_row"] == [
         "dropped_empty_message"]
+    resumed = rows(GEMINI_RESUMED)
+    assert resumed[:len(objs)] == objs
+    rewrite = [o for o in resumed if "messages" in o.get("$set", {})][-1]["$set"]["messages"]
+    assert objs[-2]["id"] not in [m["id"] for m in rewrite]  # Gemini CLI dropped it too
 
 
 # -- opencode ----------------------------------------------------------------------------------
-
-def opencode_stored(db: Path) -> list[tuple[Obj, list[Obj]]]:
-    """The store's one session's messages with their parts, straight from its tables."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        [(sid,)] = conn.execute("SELECT id FROM session").fetchall()
-        msgs = conn.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY id",
-                            (sid,)).fetchall()
-        parts = conn.execute("SELECT message_id, data FROM part WHERE session_id = ? "
-                             "ORDER BY id", (sid,)).fetchall()
-    finally:
-        conn.close()
-    return [({"id": mid, **json.loads(data)}, [json.loads(p) for m, p in parts if m == mid])
-            for mid, data in msgs]
-
-
-def opencode_edited(tmp_path: Path, edit: Callable[[Obj], Obj | None]) -> Path:
-    """A copy of the recorded store with each tool part passed through `edit` (None: kept)."""
-    path = tmp_path / "opencode.db"
-    shutil.copyfile(OPENCODE_DB, path)
-    conn = sqlite3.connect(path)
-    for pid, data in conn.execute("SELECT id, data FROM part").fetchall():
-        part = json.loads(data)
-        if part.get("type") == "tool" and (new := edit(part)) is not None:
-            conn.execute("UPDATE part SET data = ? WHERE id = ?", (json.dumps(new), pid))
-    conn.commit()
-    conn.close()
-    return path
-
-
-def _running(part: Obj) -> Obj | None:
-    if part["callID"] != "call_02":
-        return None
-    state = part["state"]
-    return {**part, "state": {"status": "running", "input": state["input"],
-                              "time": {"start": state["time"]["start"]}}}
-
-
-OPENCODE_CASES: dict[str, tuple[Callable[[Path], Path], dict[str, int]]] = {
-    "tools store": (lambda _: OPENCODE_DB,
-                    {"calls": 4, "results": 4, "pending": 0, "texts": 4}),
-    "killed mid-call": (lambda _: OPENCODE_KILLED,
-                        {"calls": 1, "results": 0, "pending": 1, "texts": 1}),
-    "a call left running": (lambda tmp: opencode_edited(tmp, _running),
-                            {"calls": 4, "results": 3, "pending": 1, "texts": 4}),
-}
-
 
 @pytest.mark.parametrize("case", list(OPENCODE_CASES))
 def test_opencode_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
@@ -229,75 +160,87 @@ def test_opencode_sends_a_subtask_part_as_its_line(tmp_path: Path) -> None:
 
 # -- Copilot CLI -------------------------------------------------------------------------------
 
-def copilot_before_resume(evs: list[Obj]) -> list[Obj]:
-    return evs[:next(i for i, e in enumerate(evs) if e["type"] == "session.resume")]
-
-
-def copilot_result_lost(evs: list[Obj]) -> list[Obj]:
-    """The shell call's completion event gone, as if the process died before writing it."""
-    return [e for e in evs if not (e["type"] == "tool.execution_complete"
-                                   and e["data"]["toolCallId"] == "call_02")]
-
-
-COPILOT_CASES: dict[str, tuple[Path, Callable[[list[Obj]], list[Obj]], dict[str, int]]] = {
-    "tools, resumed": (COPILOT_TOOLS, list, {"calls": 4, "results": 4, "pending": 0,
-                                             "orphans": 0, "texts": 4}),
-    "tools, before the resume": (COPILOT_TOOLS, copilot_before_resume,
-                                 {"calls": 3, "results": 3, "pending": 0, "orphans": 0,
-                                  "texts": 2}),
-    "a result lost": (COPILOT_TOOLS, copilot_result_lost,
-                      {"calls": 4, "results": 3, "pending": 1, "orphans": 0, "texts": 4}),
-    "killed mid-call": (COPILOT_KILLED, list, {"calls": 1, "results": 0, "pending": 1,
-                                               "orphans": 0, "texts": 1}),
-}
-
-
 @pytest.mark.parametrize("case", list(COPILOT_CASES))
 def test_copilot_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
     source, variant, expected = COPILOT_CASES[case]
     evs = variant(events(source))
     assert copilot_counts(evs) == expected
-    path = _jsonl(tmp_path / "events.jsonl", evs)
+    path = write_jsonl(tmp_path / "events.jsonl", evs)
     ctx = read_context(path, "copilot-cli")
     orphans = sum(c.kind == "dropped_orphan_result" for c in ctx.changes)
     assert {**context_counts(ctx), "orphans": orphans} == expected
 
 
 def test_copilot_killed_mid_call_repairs_to_no_pending_call(tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "events.jsonl", events(COPILOT_KILLED))
+    path = write_jsonl(tmp_path / "events.jsonl", events(COPILOT_KILLED))
     done = repair(str(path), backup=False)
     assert done.written and [p.name for p in done.pending_calls] == ["bash"]
     assert copilot_counts(events(path))["pending"] == 0
     assert read_context(path, "copilot-cli").pending_calls == []
 
 
+def test_copilot_resumed_wrote_a_result_for_the_killed_call_that_stays_pending() -> None:
+    """Resuming the killed session, Copilot CLI wrote a failed `tool.execution_complete`
+    for the call ("Tool execution was interrupted before a result was recorded. …", code
+    `interrupted`) and a warning. It says nothing of what the command did: the call is listed
+    as pending, the text kept as Copilot CLI sent it."""
+    evs = events(COPILOT_RESUMED)
+    assert evs[:len(events(COPILOT_KILLED))] == events(COPILOT_KILLED)
+    written = [e["data"] for e in evs if e["type"] == "tool.execution_complete"]
+    assert [(d["toolCallId"], d["success"], d["error"]["code"]) for d in written] == [
+        ("call_build", False, "interrupted")]
+    assert copilot_counts(evs) == {"calls": 1, "results": 1, "pending": 0, "orphans": 0,
+                                   "texts": 3}
+    ctx = build_context(read_input(str(COPILOT_RESUMED)).records)
+    assert [c.name for c in ctx.pending_calls] == ["bash"]
+    agent = [c for c in ctx.changes if c.kind == "result_written_by_agent"]
+    assert len(agent) == 1 and "copilot-cli" in agent[0].reason
+    assert any(m.get("toolCallId") == "call_build" for m in ctx.messages)  # kept as sent
+    for provider in PROVIDERS:
+        body = build_request(ctx, provider, options=BuildRequestOptions(
+            placeholder_tools=True)).body
+        assert validate(body, provider) == [], provider
+
+
+# -- Cline -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", list(CLINE_CASES))
+def test_cline_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
+    source, variant, expected = CLINE_CASES[case]
+    assert cline_counts(variant(json.loads(source.read_text()))) == expected
+    path = cline_file(tmp_path, case)
+    assert context_counts(read_context(path, "anthropic")) == expected
+
+
+def test_cline_split_results_follow_their_calls_in_one_turn() -> None:
+    """Cline 3.0.65 wrote the two results of one reply as two user messages; the body holds
+    both right after the calls, in one user turn."""
+    doc = json.loads(CLINE_TOOLS.read_text())
+    roles = [m["role"] for m in doc["messages"]]
+    assert roles[:4] == ["user", "assistant", "user", "user"]
+    ctx = build_context(read_input(str(CLINE_TOOLS)).records)
+    body = build_request(ctx, "anthropic", options=BuildRequestOptions(
+        placeholder_tools=True)).body
+    turn = body["messages"][2]
+    assert [b["tool_use_id"] for b in turn["content"]] == ["call_01", "call_02"]
+
+
+def test_cline_interrupted_wrote_the_aborted_command_as_its_result() -> None:
+    """Ctrl-C while the command ran: Cline aborted it and wrote the failure as the call's
+    result, a real outcome (the command was stopped), so nothing is pending."""
+    [result] = json.loads(CLINE_INTERRUPTED.read_text())["messages"][-1]["content"]
+    assert result["content"][0]["error"] == "Command failed: Command was aborted"
+    ctx = read_context(CLINE_INTERRUPTED, "anthropic")
+    assert ctx.pending_calls == [] and "Command was aborted" in json.dumps(ctx.messages[-1])
+
+
 # -- every recording and variant, every provider -----------------------------------------------
 
-def _all_cases(tmp_path: Path) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for name, (source, variant, _) in GEMINI_CASES.items():
-        out[f"gemini {name}"] = _jsonl(tmp_path / f"g{len(out)}.jsonl", variant(rows(source)))
-    for name, (make, _) in OPENCODE_CASES.items():
-        folder = tmp_path / f"o{len(out)}"
-        folder.mkdir()
-        out[f"opencode {name}"] = make(folder)
-    out["opencode export"] = OPENCODE_EXPORT
-    for name, (source, variant, _) in COPILOT_CASES.items():
-        out[f"copilot {name}"] = _jsonl(tmp_path / f"c{len(out)}.jsonl", variant(events(source)))
-    return out
-
-
-def _context(path: Path) -> Context:
-    result = read_input(str(path))
-    assert result.problems == []
-    return build_context(result.records)
-
-
 def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> None:
-    cases = _all_cases(tmp_path)
-    assert len(cases) == 12
+    cases = all_cases(tmp_path)
+    assert len(cases) == 18
     for name, path in cases.items():
-        ctx = _context(path)
+        ctx = clean_context(path)
         for provider in PROVIDERS:
             body = build_request(ctx, provider, options=BuildRequestOptions(
                 placeholder_tools=True)).body
@@ -305,30 +248,47 @@ def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> Non
             sdk_check(provider, body)
 
 
-@pytest.mark.parametrize("path", [GEMINI_TOOLS, COPILOT_TOOLS], ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", [GEMINI_TOOLS, COPILOT_TOOLS, CLINE_TOOLS],
+                         ids=lambda p: p.parent.name)
 def test_repair_leaves_a_whole_recording_byte_identical(path: Path) -> None:
     plan = plan_repair(path.read_bytes(), str(path))
     assert plan.fixes == [] and plan.after == plan.before
 
 
+def test_check_reads_a_folder_of_the_recordings_each_in_its_format(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for path in (GEMINI_TOOLS, COPILOT_TOOLS, CLINE_TOOLS, OPENCODE_EXPORT, COPILOT_RESUMED):
+        shutil.copyfile(path, folder / path.name)
+    shutil.copyfile(OPENCODE_KILLED, folder / "opencode.db")  # the name opencode gives it
+    out = CliRunner().invoke(main, ["check", str(folder), "--json"])
+    formats = {Path(f["path"]).name: f["format"] for f in json.loads(out.output)["files"]}
+    assert formats == {GEMINI_TOOLS.name: "gemini-cli-jsonl", COPILOT_TOOLS.name: "copilot-cli",
+                       COPILOT_RESUMED.name: "copilot-cli", CLINE_TOOLS.name: "anthropic",
+                       OPENCODE_EXPORT.name: "opencode", "opencode.db": "opencode"}
+
+
 # -- recording afresh --------------------------------------------------------------------------
 
 def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
-    """Runs the three pinned CLIs again (about three minutes) when they are installed."""
+    """Runs the four pinned CLIs again (about four minutes) when they are installed."""
     from tests import format_agents, record_format_sessions
 
     if not format_agents.is_installed():
-        pytest.skip("the pinned Gemini CLI, opencode and Copilot CLI are not installed "
+        pytest.skip("the pinned agent CLIs of tests/clis_formats are not installed "
                     "(python -m tests.format_agents installs them)")
     out = tmp_path / "fixtures"
-    for folder in ("gemini-cli-jsonl", "opencode", "copilot-cli"):
+    for folder in ("gemini-cli-jsonl", "opencode", "copilot-cli", "cline"):
         (out / folder).mkdir(parents=True)
     record_format_sessions.main(out)
-    for old in (GEMINI_TOOLS, GEMINI_KILLED):
+    for old in (GEMINI_TOOLS, GEMINI_KILLED, GEMINI_RESUMED):
         assert gemini_counts(rows(out / old.parent.name / old.name)) == gemini_counts(rows(old))
     for old in (OPENCODE_DB, OPENCODE_KILLED):
         assert opencode_counts(opencode_stored(out / "opencode" / old.name)) == \
             opencode_counts(opencode_stored(old))
-    for old in (COPILOT_TOOLS, COPILOT_KILLED):
+    for old in (COPILOT_TOOLS, COPILOT_KILLED, COPILOT_RESUMED):
         assert copilot_counts(events(out / "copilot-cli" / old.name)) == \
             copilot_counts(events(old))
+    for old in (CLINE_TOOLS, CLINE_KILLED, CLINE_INTERRUPTED):
+        assert cline_counts(json.loads((out / "cline" / old.name).read_text())) == \
+            cline_counts(json.loads(old.read_text()))

@@ -315,3 +315,17 @@ def test_faults_a_delay_a_client_gone_and_a_cut_stream() -> None:
         status, text = post(f"{s.url}/v1/messages", None, raw=body)
     assert status == 200 and text.encode() == s.answers[-1]
     assert s.raw() == body and len(s.requests) == 4
+
+
+def test_a_matching_entry_waits_for_its_request_and_gemini_calls_may_have_no_id() -> None:
+    """An agent's side request (a title, a summary) gets the plain answer and leaves the
+    entry meant for its own turn, which names text its request holds."""
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    script = [{"calls": [{"name": "read_file", "input": {"file_path": "a"}, "id": None}],
+               "match": "streamGenerateContent"}]
+    with serve(script) as stub:
+        _, side = post(f"{stub.url}/v1beta/models/m:generateContent", gemini)
+        _, turn = post(f"{stub.url}/v1beta/models/m:streamGenerateContent", gemini)
+    assert side["candidates"][0]["content"]["parts"] == [{"text": "answer 1"}]
+    assert turn[0]["candidates"][0]["content"]["parts"] == [
+        {"functionCall": {"name": "read_file", "args": {"file_path": "a"}}}]

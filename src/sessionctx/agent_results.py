@@ -37,6 +37,10 @@ MARKERS: tuple[Marker, ...] = (
     Marker("pi", "No result provided", error_only=True),
     # opencode: the error result it adds on replay for a pending or running tool
     Marker("opencode", "[Tool execution was interrupted]"),
+    # Copilot CLI 1.0.x: the failed `tool.execution_complete` it writes on resuming a session
+    # whose call has none
+    Marker("copilot-cli", "Tool execution was interrupted before a result was recorded.",
+           prefix=True, error_only=True),
     # LiteLLM with modify_params: the result it adds when translating for Anthropic
     Marker("litellm", "[System: Tool execution skipped/interrupted by user", prefix=True),
 )
