@@ -127,7 +127,11 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
         tuple(built.changes)  # the body's other keys are sent as they are, not skipped
     if repaired == body:
         return RepairedRequest(api, body, violations=found, remaining=found)
-    remaining = violations(api, repaired, chosen, settings=(thinking, prefill))
+    # the rebuilt history holds the given body's values: if those could be sent as JSON text,
+    # so can it (the check of that is a walk of the whole body)
+    as_text = from_text or not any(v.path == "$" for v in found)
+    remaining = violations(api, repaired, chosen, settings=(thinking, prefill),
+                           from_text=as_text)
     return RepairedRequest(api, repaired, True, changes, tuple(ctx.pending_calls), found,
                            remaining)
 
