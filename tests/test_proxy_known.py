@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from sessionctx.providers.wire import repair_request
-from sessionctx.proxy import known
+from sessionctx.providers.wire_tail import extends
 from tests.proxy_stub import running_proxy, upstream
 
 
@@ -44,14 +44,14 @@ def _turns(n: int) -> list[dict[str, Any]]:
 
 def test_repeats_and_new_turns_pass_as_their_bytes_and_breaks_are_repaired(monkeypatch):
     tails: list[bool] = []
-    real = known.extends
+    real = extends
 
     def counted(*args: Any) -> Any:
         found = real(*args)
         tails.append(found is not None)
         return found
 
-    monkeypatch.setattr(known, "extends", counted)
+    monkeypatch.setattr("sessionctx.proxy.known.extends", counted)
     body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8, "stream": False,
                             "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
                             "messages": [*_turns(3), {"role": "user", "content": "go on"}]}
@@ -78,10 +78,10 @@ def test_repeats_and_new_turns_pass_as_their_bytes_and_breaks_are_repaired(monke
 @pytest.mark.parametrize("spacing", [None, 1])
 def test_a_body_spelt_otherwise_is_checked_whole(spacing, monkeypatch):
     calls: list[int] = []
-    monkeypatch.setattr(known, "extends", lambda *a: calls.append(1))
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 8,
-            "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
-            "messages": [*_turns(2), {"role": "user", "content": "go"}]}
+    monkeypatch.setattr("sessionctx.proxy.known.extends", lambda *a: calls.append(1))
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8,
+                            "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
+                            "messages": [*_turns(2), {"role": "user", "content": "go"}]}
     with upstream() as up, running_proxy(up.url) as proxy:
         first = json.dumps(body).encode()
         _post(proxy.url, first)
