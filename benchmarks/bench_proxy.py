@@ -9,7 +9,8 @@ the added latency and sessionctx's ratio to LiteLLM's; then 8 concurrent 1 MB re
 side (requests per second and the ratio); then a repaired 1 MB request (an unanswered call)
 against one build of the same history, in process (goal: <= 2x). Two more lines at 1 MB: the
 same conversation with a turn more each request (what agents send), and bodies of conversations
-never seen before (checked whole).
+never seen before (checked whole). Then the CPU time each proxy process spends per 1 MB request
+of each kind (Linux), which a busy machine does not blur as it does wall time.
 
 Run: .venv/bin/python benchmarks/bench_proxy.py [rounds] [sizes]
      rounds: default 40 (10 MB: a quarter); sizes: bytes, comma-separated (default
@@ -105,13 +106,14 @@ async def _ready(url: str, timeout: float = 120) -> None:
     raise SystemExit(f"{url} did not start")
 
 
-async def _one(s: aiohttp.ClientSession, url: str, data: bytes) -> float:
+async def _one(s: aiohttp.ClientSession, url: str, data: bytes,
+               path: str = "/v1/messages") -> float:
     start = time.perf_counter()
-    async with s.post(url + "/v1/messages", data=data, headers={
+    async with s.post(url + path, data=data, headers={
             "content-type": "application/json", "x-api-key": "k",
             "anthropic-version": "2023-06-01"}) as r:
         await r.read()
-        if r.status != 200:
+        if r.status != (200 if path == "/v1/messages" else 404):
             raise SystemExit(f"{url}: {r.status}")
     return time.perf_counter() - start
 
@@ -166,6 +168,41 @@ async def measure(direct: str, ours: str, theirs: str, rounds: int,
                 await asyncio.gather(*(_one(s, url, data) for _ in range(8)))
             rate = count / (time.perf_counter() - start)
             print(f"8 concurrent 1 MB requests: {name} {rate:.1f} requests/s")
+
+
+def _cpu_ms(pid: int) -> float:
+    """The CPU time a process has used so far (Linux), in milliseconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+async def cpu(ours: str, our_pid: int, theirs: str, their_pid: int, rounds: int) -> None:
+    """CPU time of each proxy process per 1 MB request: steady on a busy machine, where the
+    added wall time also counts waiting for a core. An unknown path is passed through
+    unread by sessionctx: the cost of carrying the bytes alone."""
+    if not Path(f"/proc/{our_pid}/stat").exists():
+        return
+    n = max(rounds, 20)
+    kinds = {"the same body": [body(1_000_000, False)] * (n + 1),
+             "a turn more": growing(1_000_000, n + 1),
+             "never seen": [body(1_000_000, False, first=f"cpu {i}") for i in range(n + 1)]}
+    async with aiohttp.ClientSession() as s:
+        for kind, bodies in kinds.items():
+            used = []
+            for url, pid in ((ours, our_pid), (theirs, their_pid)):
+                await _one(s, url, bodies[0])
+                start = _cpu_ms(pid)
+                for data in bodies[1:]:
+                    await _one(s, url, data)
+                used.append((_cpu_ms(pid) - start) / n)
+            print(f"CPU per 1 MB request, {kind}: sessionctx {used[0]:.1f} ms, LiteLLM "
+                  f"{used[1]:.1f} ms, ratio {used[0] / used[1]:.3f}")
+        data = kinds["the same body"][0]
+        start = _cpu_ms(our_pid)
+        for _ in range(n):
+            await _one(s, ours, data, "/v1/passed")
+        print(f"CPU per 1 MB request passed through unread: sessionctx "
+              f"{(_cpu_ms(our_pid) - start) / n:.1f} ms")
 
 
 def repair_vs_build() -> None:
@@ -224,6 +261,9 @@ def main() -> None:
                 asyncio.run(_ready(f"http://127.0.0.1:{port}/health"))
             asyncio.run(measure(direct, f"http://127.0.0.1:{ours}",
                                 f"http://127.0.0.1:{theirs}", rounds, sizes))
+            if 1_000_000 in sizes:
+                asyncio.run(cpu(f"http://127.0.0.1:{ours}", procs[1].pid,
+                                f"http://127.0.0.1:{theirs}", procs[2].pid, rounds))
         finally:
             for p in procs:
                 p.terminate()
