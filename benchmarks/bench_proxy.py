@@ -78,8 +78,11 @@ def _history(size: int, first: str) -> list[Any]:
     turn = "é word " * 40
     messages: list[Any] = [{"role": "user", "content": first + turn},
                            {"role": "assistant", "content": turn}]
-    while len(json.dumps(messages)) < size:
+    pair = len(json.dumps(messages[-2:])) - 1  # what one more pair adds to json.dumps
+    length = len(json.dumps(messages))
+    while length < size:  # counted as it grows, not dumped again each time
         messages += [{"role": "user", "content": turn}, {"role": "assistant", "content": turn}]
+        length += pair
     return messages
 
 
