@@ -7,7 +7,10 @@ a valid Anthropic request), streaming and not, the three paths take turns: direc
 LiteLLM, each request's added latency is proxied − direct of the same round. Prints p50/p99 of
 the added latency and sessionctx's ratio to LiteLLM's; then 8 concurrent 1 MB requests per
 side (requests per second and the ratio); then a repaired 1 MB request (an unanswered call)
-against one build of the same history, in process (goal: <= 2x).
+against one build of the same history, in process (goal: <= 2x). Two more lines at 1 MB: the
+same conversation with a turn more each request (what agents send), and bodies of conversations
+never seen before (checked whole). Then the CPU time each proxy process spends per 1 MB request
+of each kind (Linux), which a busy machine does not blur as it does wall time.
 
 Run: .venv/bin/python benchmarks/bench_proxy.py [rounds] [sizes]
      rounds: default 40 (10 MB: a quarter); sizes: bytes, comma-separated (default
@@ -26,6 +29,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -44,18 +48,42 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def body(size: int, stream: bool, broken: bool = False) -> bytes:
+def body(size: int, stream: bool, broken: bool = False, first: str = "") -> bytes:
+    return json.dumps(_request(_history(size, first), stream, broken),
+                      ensure_ascii=False).encode()
+
+
+def growing(size: int, count: int) -> list[bytes]:
+    """`count` bodies of one conversation, each the one before with a turn more."""
+    messages = _history(size, "")
+    out = []
+    for i in range(count):
+        messages += [{"role": "user", "content": f"next {i}"},
+                     {"role": "assistant", "content": f"done {i}"}]
+        out.append(json.dumps(_request(messages, False, False), ensure_ascii=False).encode())
+    return out
+
+
+def _history(size: int, first: str) -> list[Any]:
     turn = "é word " * 40
-    messages: list[object] = []
-    while len(json.dumps(messages)) < size:
+    messages: list[Any] = [{"role": "user", "content": first + turn},
+                           {"role": "assistant", "content": turn}]
+    pair = len(json.dumps(messages[-2:])) - 1  # what one more pair adds to json.dumps
+    length = len(json.dumps(messages))
+    while length < size:  # counted as it grows, not dumped again each time
         messages += [{"role": "user", "content": turn}, {"role": "assistant", "content": turn}]
+        length += pair
+    return messages
+
+
+def _request(history: list[Any], stream: bool, broken: bool) -> dict[str, Any]:
+    messages = list(history)
     if broken:
         messages += [{"role": "user", "content": "x"}, {"role": "assistant", "content": [
             {"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]}]
     messages.append({"role": "user", "content": "go on"})
-    return json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 16, "messages": messages,
-                       "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
-                       "stream": stream}, ensure_ascii=False).encode()
+    return {"model": "claude-sonnet-4-5", "max_tokens": 16, "messages": messages,
+            "tools": [{"name": "ls", "input_schema": {"type": "object"}}], "stream": stream}
 
 
 async def _ready(url: str, timeout: float = 120) -> None:
@@ -71,13 +99,14 @@ async def _ready(url: str, timeout: float = 120) -> None:
     raise SystemExit(f"{url} did not start")
 
 
-async def _one(s: aiohttp.ClientSession, url: str, data: bytes) -> float:
+async def _one(s: aiohttp.ClientSession, url: str, data: bytes,
+               path: str = "/v1/messages") -> float:
     start = time.perf_counter()
-    async with s.post(url + "/v1/messages", data=data, headers={
+    async with s.post(url + path, data=data, headers={
             "content-type": "application/json", "x-api-key": "k",
             "anthropic-version": "2023-06-01"}) as r:
         await r.read()
-        if r.status != 200:
+        if r.status != (200 if path == "/v1/messages" else 404):
             raise SystemExit(f"{url}: {r.status}")
     return time.perf_counter() - start
 
@@ -87,29 +116,43 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+async def _row(s: aiohttp.ClientSession, urls: tuple[str, str, str], label: str,
+               bodies: list[bytes]) -> None:
+    """One line of the table: each body sent direct, through sessionctx and through LiteLLM
+    in turn (the first two of `bodies` warm up)."""
+    direct, ours, theirs = urls
+    added: dict[str, list[float]] = {"ours": [], "theirs": []}
+    for i, data in enumerate(bodies):
+        base = await _one(s, direct, data)
+        ours_added = (await _one(s, ours, data) - base) * 1000
+        theirs_added = (await _one(s, theirs, data) - base) * 1000
+        if i >= 2:
+            added["ours"].append(ours_added)
+            added["theirs"].append(theirs_added)
+    o50, o99 = _pct(added["ours"], .5), _pct(added["ours"], .99)
+    t50, t99 = _pct(added["theirs"], .5), _pct(added["theirs"], .99)
+    print(f"{label:>13} | {o50:8.2f} / {o99:8.2f}           | {t50:8.2f} / {t99:8.2f}        | "
+          f"{o50 / t50 if t50 > 0 else float('nan'):.3f} / "
+          f"{o99 / t99 if t99 > 0 else float('nan'):.3f}")
+
+
 async def measure(direct: str, ours: str, theirs: str, rounds: int,
                   sizes: tuple[int, ...]) -> None:
     print(f"{'body':>6} {'stream':>6} | sessionctx added p50 / p99 ms | LiteLLM added p50 / "
           "p99 ms | ratio p50 / p99")
+    urls = (direct, ours, theirs)
     async with aiohttp.ClientSession() as s:
         for size in sizes:
             for stream in (False, True):
-                data = body(size, stream)
                 n = rounds if size < 10_000_000 else max(4, rounds // 4)
-                added: dict[str, list[float]] = {"ours": [], "theirs": []}
-                for _ in range(2):  # warm up
-                    for url in (direct, ours, theirs):
-                        await _one(s, url, data)
-                for _ in range(n):
-                    base = await _one(s, direct, data)
-                    added["ours"].append((await _one(s, ours, data) - base) * 1000)
-                    added["theirs"].append((await _one(s, theirs, data) - base) * 1000)
-                o50, o99 = _pct(added["ours"], .5), _pct(added["ours"], .99)
-                t50, t99 = _pct(added["theirs"], .5), _pct(added["theirs"], .99)
-                print(f"{size // 1000:>5}K {stream!s:>6} | {o50:8.2f} / {o99:8.2f}"
-                      f"           | {t50:8.2f} / {t99:8.2f}        | "
-                      f"{o50 / t50 if t50 > 0 else float('nan'):.3f} / "
-                      f"{o99 / t99 if t99 > 0 else float('nan'):.3f}")
+                await _row(s, urls, f"{size // 1000:>5}K {stream!s:>6}",
+                           [body(size, stream)] * (n + 2))
+        if 1_000_000 in sizes:
+            # what agents send: the same history with a turn more each time; and bodies
+            # the proxy has never seen (each a new conversation), checked whole
+            await _row(s, urls, "1000K +turn", growing(1_000_000, rounds + 2))
+            await _row(s, urls, "1000K new", [body(1_000_000, False, first=f"conversation {i}")
+                                              for i in range(rounds + 2)])
         data = body(1_000_000, False)
         for name, url in (("direct", direct), ("sessionctx", ours), ("LiteLLM", theirs)):
             count = 8 * max(2, rounds // 8)
@@ -120,23 +163,63 @@ async def measure(direct: str, ours: str, theirs: str, rounds: int,
             print(f"8 concurrent 1 MB requests: {name} {rate:.1f} requests/s")
 
 
+def _cpu_ms(pid: int) -> float:
+    """The CPU time a process has used so far (Linux), in milliseconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+async def cpu(ours: str, our_pid: int, theirs: str, their_pid: int, rounds: int) -> None:
+    """CPU time of each proxy process per 1 MB request: steady on a busy machine, where the
+    added wall time also counts waiting for a core. An unknown path is passed through
+    unread by sessionctx: the cost of carrying the bytes alone."""
+    if not Path(f"/proc/{our_pid}/stat").exists():
+        return
+    n = max(rounds, 20)
+    kinds = {"the same body": [body(1_000_000, False)] * (n + 1),
+             "a turn more": growing(1_000_000, n + 1),
+             "never seen": [body(1_000_000, False, first=f"cpu {i}") for i in range(n + 1)]}
+    async with aiohttp.ClientSession() as s:
+        for kind, bodies in kinds.items():
+            used = []
+            for url, pid in ((ours, our_pid), (theirs, their_pid)):
+                await _one(s, url, bodies[0])
+                start = _cpu_ms(pid)
+                for data in bodies[1:]:
+                    await _one(s, url, data)
+                used.append((_cpu_ms(pid) - start) / n)
+            print(f"CPU per 1 MB request, {kind}: sessionctx {used[0]:.1f} ms, LiteLLM "
+                  f"{used[1]:.1f} ms, ratio {used[0] / used[1]:.3f}")
+        data = kinds["the same body"][0]
+        start = _cpu_ms(our_pid)
+        for _ in range(n):
+            await _one(s, ours, data, "/v1/passed")
+        print(f"CPU per 1 MB request passed through unread: sessionctx "
+              f"{(_cpu_ms(our_pid) - start) / n:.1f} ms")
+
+
 def repair_vs_build() -> None:
+    """The repair as the proxy runs it (on a body it just decoded from JSON text, so with no
+    check that the body can be sent as JSON) and as a program calling it with a dict does."""
     from sessionctx.context import build_context
     from sessionctx.providers import build_from_messages
     from sessionctx.providers.wire import records_of, repair_request
     doc = json.loads(body(1_000_000, False, broken=True))
-    best_repair = best_build = float("inf")
+    best = {"proxy": float("inf"), "dict": float("inf"), "build": float("inf")}
     for _ in range(5):
-        start = time.perf_counter()
-        fixed = repair_request("anthropic", doc)
-        best_repair = min(best_repair, time.perf_counter() - start)
-        assert fixed.changed
+        for name, from_text in (("proxy", True), ("dict", False)):
+            start = time.perf_counter()
+            fixed = repair_request("anthropic", doc, from_text=from_text)
+            best[name] = min(best[name], time.perf_counter() - start)
+            assert fixed.changed
         start = time.perf_counter()
         ctx = build_context(records_of("anthropic", doc))
         build_from_messages(ctx.messages, ctx.sources, "anthropic", doc["model"])
-        best_build = min(best_build, time.perf_counter() - start)
-    print(f"a repaired 1 MB request: {best_repair * 1000:.1f} ms; one build of it "
-          f"{best_build * 1000:.1f} ms; ratio {best_repair / best_build:.2f} (goal <= 2)")
+        best["build"] = min(best["build"], time.perf_counter() - start)
+    print(f"a repaired 1 MB request: {best['proxy'] * 1000:.1f} ms as the proxy repairs it "
+          f"({best['dict'] * 1000:.1f} ms from a dict); one build of it "
+          f"{best['build'] * 1000:.1f} ms; ratio {best['proxy'] / best['build']:.2f} "
+          f"({best['dict'] / best['build']:.2f}) (goal <= 2)")
 
 
 def main() -> None:
@@ -172,6 +255,9 @@ def main() -> None:
                 asyncio.run(_ready(f"http://127.0.0.1:{port}/health"))
             asyncio.run(measure(direct, f"http://127.0.0.1:{ours}",
                                 f"http://127.0.0.1:{theirs}", rounds, sizes))
+            if 1_000_000 in sizes:
+                asyncio.run(cpu(f"http://127.0.0.1:{ours}", procs[1].pid,
+                                f"http://127.0.0.1:{theirs}", procs[2].pid, rounds))
         finally:
             for p in procs:
                 p.terminate()

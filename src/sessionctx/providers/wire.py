@@ -99,9 +99,7 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
         raise BadArgument(f"unknown API {api!r}; known: {', '.join(APIS)}")
     chosen = model if model is not None else _model(body)
     thinking, prefill = _settings(api, body)
-    found = tuple(v for v in validate(_as_checked(api, body), api, chosen, thinking=thinking,
-                                      prefill=prefill, from_text=from_text)
-                  if not v.message.startswith(_NOT_OURS))
+    found = violations(api, body, chosen, settings=(thinking, prefill), from_text=from_text)
     if not found and not force:
         return RepairedRequest(api, body)
     asides = _asides(body) if api == ANTHROPIC else []
@@ -129,11 +127,25 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
         tuple(built.changes)  # the body's other keys are sent as they are, not skipped
     if repaired == body:
         return RepairedRequest(api, body, violations=found, remaining=found)
-    remaining = tuple(v for v in validate(_as_checked(api, repaired), api, chosen,
-                                          thinking=thinking, prefill=prefill)
-                      if not v.message.startswith(_NOT_OURS))
+    # the rebuilt history holds the given body's values: if those could be sent as JSON text,
+    # so can it (the check of that is a walk of the whole body)
+    as_text = from_text or not any(v.path == "$" for v in found)
+    remaining = violations(api, repaired, chosen, settings=(thinking, prefill),
+                           from_text=as_text)
     return RepairedRequest(api, repaired, True, changes, tuple(ctx.pending_calls), found,
                            remaining)
+
+
+def violations(api: str, body: dict[str, Any], model: str | None, *,
+               settings: tuple[bool | None, bool] | None = None,
+               from_text: bool = False) -> tuple[Violation, ...]:
+    """The rules `body` breaks that the API enforces on what it is sent (`model`: the one
+    chosen for the capability row; `settings`: thinking and prefill, by default the body's
+    own); none: the body goes as it is."""
+    thinking, prefill = settings if settings is not None else _settings(api, body)
+    return tuple(v for v in validate(_as_checked(api, body), api, model, thinking=thinking,
+                                     prefill=prefill, from_text=from_text)
+                 if not v.message.startswith(_NOT_OURS))
 
 
 def _model(body: dict[str, Any]) -> str | None:

@@ -27,11 +27,13 @@ from yarl import URL
 from sessionctx.providers.wire import ANTHROPIC, OPENAI_RESPONSES, RepairedRequest, repair_request
 from sessionctx.proxy import reactive
 from sessionctx.proxy.audit import Audit
+from sessionctx.proxy.known import Known
 from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id
 from sessionctx.render import counted
 
 MAX_BODY = 256 * 1024 * 1024  # the provider says what is too large, not the proxy
-OFF_LOOP = 256 * 1024  # a body larger than this is checked off the event loop
+OFF_LOOP = 256 * 1024  # a body larger than this is checked whole off the event loop
+KNOWN_OFF_LOOP = 4 * 1024 * 1024  # and matched against the known bodies off the loop
 WEBSOCKET_LINE = "supports_websockets = false"
 STATE_NOTE = ("previous_response_id: the history before this request is kept by the provider; "
               "sessionctx cannot see or repair it")
@@ -93,6 +95,7 @@ class _Proxy:
         self.s = settings
         self.audit = Audit(settings.store)
         self.session: aiohttp.ClientSession | None = None
+        self.known = Known()
         self.writes: set[asyncio.Task[None]] = set()
 
     async def start(self, app: web.Application) -> None:
@@ -123,6 +126,10 @@ class _Proxy:
         out = _Outgoing(raw)
         notes: list[str] = []
         if where.api is not None and raw and "content-encoding" not in request.headers:
+            start = time.perf_counter()
+            if await self._known(where.api, where.model, raw):
+                out.overhead = time.perf_counter() - start
+                return await self._send(request, where, base, out, notes)
             decoded = _decode(raw)
             if decoded is not None and where.api == OPENAI_RESPONSES and \
                     decoded.get("previous_response_id"):
@@ -131,6 +138,13 @@ class _Proxy:
                 out = await self._checked(where, raw, decoded)
         return await self._send(request, where, base, out, notes)
 
+    async def _known(self, api: str, model: str | None, raw: bytes) -> bool:
+        """Whether the body is valid by the bodies already checked (a repeat or an extension
+        of one); False: it is checked whole."""
+        if len(raw) > KNOWN_OFF_LOOP:
+            return await asyncio.to_thread(self.known.valid, api, model, raw)
+        return self.known.valid(api, model, raw)
+
     async def _checked(self, where: Route, raw: bytes, body: dict[str, Any],
                        force: bool = False, signatures: bool = False) -> _Outgoing:
         start = time.perf_counter()
@@ -138,8 +152,11 @@ class _Proxy:
         api, model, note = where.api, where.model, self.s.note_unpaired
 
         def check() -> RepairedRequest:
-            return repair_request(api, body, model=model, note_unpaired=note, force=force,
-                                  drop_signatures=signatures, from_text=True)
+            fixed = repair_request(api, body, model=model, note_unpaired=note, force=force,
+                                   drop_signatures=signatures, from_text=True)
+            if not fixed.changed and not fixed.violations and not force:
+                self.known.remember(api, model, raw, body)
+            return fixed
 
         try:
             fixed = await asyncio.to_thread(check) if len(raw) > OFF_LOOP else check()

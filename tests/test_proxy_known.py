@@ -1,0 +1,93 @@
+"""The proxy's memory of valid bodies on the wire: a body sent again and one with a turn more
+go upstream as their own bytes, matched against the memory rather than checked whole; an
+extension that breaks a rule is repaired exactly as `repair_request` repairs it."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from typing import Any
+
+import msgspec
+import pytest
+
+from sessionctx.providers.wire import repair_request
+from sessionctx.providers.wire_tail import extends
+from tests.proxy_stub import running_proxy, upstream
+
+
+def _post(url: str, body: bytes) -> tuple[int, dict[str, str]]:
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("POST", "/v1/messages", body=body, headers={
+            "content-type": "application/json", "x-api-key": "k",
+            "anthropic-version": "2023-06-01"})
+        response = conn.getresponse()
+        response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        conn.close()
+
+
+def _turns(n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        out += [{"role": "user", "content": f"step {i} é"},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": f"toolu_{i}", "name": "ls", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}",
+                                              "content": "a  b"}]},
+                {"role": "assistant", "content": "done"}]
+    return out
+
+
+def test_repeats_and_new_turns_pass_as_their_bytes_and_breaks_are_repaired(monkeypatch):
+    tails: list[bool] = []
+    real = extends
+
+    def counted(*args: Any) -> Any:
+        found = real(*args)
+        tails.append(found is not None)
+        return found
+
+    monkeypatch.setattr("sessionctx.proxy.known.extends", counted)
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8, "stream": False,
+                            "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
+                            "messages": [*_turns(3), {"role": "user", "content": "go on"}]}
+    sent = [json.dumps(body, ensure_ascii=False).encode()]
+    sent.append(sent[0])  # the same body again
+    for i in range(3, 5):  # a turn more each time
+        body["messages"] = [*body["messages"][:-1], *_turns(i + 1)[-4:],
+                            {"role": "user", "content": f"go on {i}"}]
+        sent.append(json.dumps(body, ensure_ascii=False).encode())
+    broken = {**body, "messages": [*body["messages"][:-1], {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_x", "name": "ls", "input": {}}]},
+        {"role": "user", "content": "go on, once more"}]}
+    with upstream() as up, running_proxy(up.url) as proxy:
+        for data in sent:
+            status, headers = _post(proxy.url, data)
+            assert status == 200 and "x-sessionctx-changes" not in headers
+        status, headers = _post(proxy.url, json.dumps(broken, ensure_ascii=False).encode())
+        assert status == 200 and headers["x-sessionctx-changes"] != "0"
+    assert up.raw[:len(sent)] == sent  # byte for byte
+    assert up.raw[-1] == msgspec.json.encode(repair_request("anthropic", broken).body)
+    assert tails == [True, True, False]  # two new turns by their tail; the break found there
+
+
+@pytest.mark.parametrize("spacing", [None, 1])
+def test_a_body_spelt_otherwise_is_checked_whole(spacing, monkeypatch):
+    calls: list[int] = []
+    monkeypatch.setattr("sessionctx.proxy.known.extends", lambda *a: calls.append(1))
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8,
+                            "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
+                            "messages": [*_turns(2), {"role": "user", "content": "go"}]}
+    with upstream() as up, running_proxy(up.url) as proxy:
+        first = json.dumps(body).encode()
+        _post(proxy.url, first)
+        body["messages"] += [{"role": "assistant", "content": "ok"},
+                             {"role": "user", "content": "more"}]
+        again = json.dumps(body, indent=spacing).encode()
+        _post(proxy.url, again)
+    assert up.raw == [first, again]
+    assert calls == ([1] if spacing is None else [])  # other spacing: other bytes, no match
