@@ -13,7 +13,8 @@ import pytest
 
 from sessionctx.providers.wire import repair_request
 from sessionctx.providers.wire_tail import extends
-from tests.proxy_stub import running_proxy, upstream
+from tests.proxy_thread import running_proxy
+from tests.strict_stub import serve
 
 
 def _post(url: str, body: bytes) -> tuple[int, dict[str, str]]:
@@ -64,14 +65,14 @@ def test_repeats_and_new_turns_pass_as_their_bytes_and_breaks_are_repaired(monke
     broken = {**body, "messages": [*body["messages"][:-1], {"role": "assistant", "content": [
         {"type": "tool_use", "id": "toolu_x", "name": "ls", "input": {}}]},
         {"role": "user", "content": "go on, once more"}]}
-    with upstream() as up, running_proxy(up.url) as proxy:
+    with serve() as up, running_proxy(up.url) as proxy:
         for data in sent:
             status, headers = _post(proxy.url, data)
             assert status == 200 and "x-sessionctx-changes" not in headers
         status, headers = _post(proxy.url, json.dumps(broken, ensure_ascii=False).encode())
         assert status == 200 and headers["x-sessionctx-changes"] != "0"
-    assert up.raw[:len(sent)] == sent  # byte for byte
-    assert up.raw[-1] == msgspec.json.encode(repair_request("anthropic", broken).body)
+    assert [up.raw(i) for i in range(len(sent))] == sent  # byte for byte
+    assert up.raw(-1) == msgspec.json.encode(repair_request("anthropic", broken).body)
     assert tails == [True, True, False]  # two new turns by their tail; the break found there
 
 
@@ -82,12 +83,12 @@ def test_a_body_spelt_otherwise_is_checked_whole(spacing, monkeypatch):
     body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8,
                             "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
                             "messages": [*_turns(2), {"role": "user", "content": "go"}]}
-    with upstream() as up, running_proxy(up.url) as proxy:
+    with serve() as up, running_proxy(up.url) as proxy:
         first = json.dumps(body).encode()
         _post(proxy.url, first)
         body["messages"] += [{"role": "assistant", "content": "ok"},
                              {"role": "user", "content": "more"}]
         again = json.dumps(body, indent=spacing).encode()
         _post(proxy.url, again)
-    assert up.raw == [first, again]
+    assert [up.raw(i) for i in range(len(up.requests))] == [first, again]
     assert calls == ([1] if spacing is None else [])  # other spacing: other bytes, no match
