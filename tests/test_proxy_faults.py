@@ -186,6 +186,20 @@ def test_previous_response_id_passes_with_a_note(wire):
     assert headers["x-sessionctx-note"] == STATE_NOTE
 
 
+def test_a_refused_previous_response_id_request_is_not_rebuilt(wire):
+    """Its calls live upstream: the refusal goes back to the client as the provider sent it."""
+    up, proxy, _ = wire
+    up.script[:0] = [{"status": 400, "message": "No tool call found for function call output "
+                                                "with call_id c0."}]
+    body = json.dumps({"model": "gpt-5", "previous_response_id": "resp_0", "store": True,
+                       "input": [{"type": "function_call_output", "call_id": "c0",
+                                  "output": "x"}]}).encode()
+    status, headers, data = post(proxy.url, "/v1/responses", body)
+    assert status == 400 and b"call_id c0" in data and headers["x-sessionctx-note"] == STATE_NOTE
+    assert [up.raw(i) for i in range(len(up.requests))] == [body]
+    assert proxy.totals.retried == 0 and proxy.totals.repaired == 0
+
+
 def test_proxy_log_prints_what_was_repaired(wire):
     _, proxy, store = wire
     broken = {**VALID, "messages": [

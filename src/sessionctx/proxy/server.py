@@ -131,8 +131,7 @@ class _Proxy:
                 out.overhead = time.perf_counter() - start
                 return await self._send(request, where, base, out, notes)
             decoded = _decode(raw)
-            if decoded is not None and where.api == OPENAI_RESPONSES and \
-                    decoded.get("previous_response_id"):
+            if decoded is not None and _state_upstream(where, decoded):
                 notes.append(STATE_NOTE)
             elif decoded is not None:
                 out = await self._checked(where, raw, decoded)
@@ -212,7 +211,7 @@ class _Proxy:
         if found is None:
             return None
         body = _decode(out.body)
-        if body is None:
+        if body is None or _state_upstream(where, body):
             return None
         retry = await self._checked(where, out.body, body, force=True,
                                     signatures=found.signatures)
@@ -341,3 +340,10 @@ async def serve(settings: Settings, host: str, port: int,
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()
+
+
+def _state_upstream(where: Route, body: dict[str, Any]) -> bool:
+    """A Responses request that continues a stored response: the history before it is kept by
+    the provider, out of the proxy's sight, so neither the check nor a rebuild after a refusal
+    may touch it (an output whose call lives upstream would be taken for an orphan)."""
+    return where.api == OPENAI_RESPONSES and bool(body.get("previous_response_id"))
