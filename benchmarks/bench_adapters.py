@@ -10,6 +10,10 @@ folded. A turn is what an agent loop does between two model calls: the history g
 user message and the adapter is called on the whole list; the adapter keeps its fold between
 calls. The two sides take turns in one loop and each side's least CPU time is kept.
 
+A warm turn on a history the provider step changes (its second turn reuses the first turn's
+call ids, so they are renamed on every request) is measured for the LangChain middleware too
+(goal <= 1.0): the step's result is kept from turn to turn.
+
 The cold turn is what a server does that loads the history from storage for each request: the
 same adapter instance is handed a list of new objects (made outside the timing, as the
 framework's own deserialization would), so nothing of its fold can be reused and the whole
@@ -198,6 +202,26 @@ def per_turn(n: int, path: str) -> None:
               f"(core build {b * 1000:.1f} ms)")
 
 
+def renamed_turn(n: int, path: str) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from sessionctx.adapters.langchain import SessionctxMiddleware
+
+    history = langchain(n)
+    history[6] = AIMessage("", tool_calls=[{"name": "bash", "args": {}, "id": f"call_0_{c}"}
+                                           for c in range(2)])
+    history[7:9] = [ToolMessage("out", tool_call_id=f"call_0_{k}") for k in range(2)]
+    call = SessionctxMiddleware().repair
+    call(list(history))
+    turn, base = [], []
+    for r in range(REPEATS):
+        history.append(HumanMessage(f"more {r}"))
+        snapshot = list(history)
+        turn.append(cpu(partial(call, snapshot)))
+        base.append(cpu(lambda: build_context(read_path(path).records)))
+    print(f"  {'LangChain, a call id renamed early':40s} warm {min(turn) / min(base):6.3f}")
+
+
 def agents_session(n: int, kept: int, tmp: str) -> None:
     from sessionctx.adapters.openai_agents import SessionctxSession
 
@@ -240,6 +264,7 @@ def main() -> None:
             for message in native(n):
                 f.write(json.dumps(message) + "\n")
         per_turn(n, path)
+        renamed_turn(n, path)
         agents_session(n, n // 10, tmp)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import ModelRequest, ModelResponse
@@ -242,21 +242,40 @@ def _natives(message: BaseMessage, index: int,
     return [(0, _native(message))]
 
 
+def _kind(message: BaseMessage) -> type[BaseMessage]:
+    """The message class `_native` reads it as: its own when it is one of those, else the one
+    it derives from (a chunk, an application's subclass). Looked up by exact class first: an
+    `isinstance` on a LangChain message costs more than the rest of its conversion."""
+    cls = type(message)
+    if cls in _KINDS:
+        return cls
+    for kind in _KINDS:
+        if isinstance(message, kind):
+            return kind
+    return HumanMessage
+
+
+_KINDS = (AIMessage, ToolMessage, SystemMessage, HumanMessage)
+
+
 def _native(message: BaseMessage) -> Message:
-    if isinstance(message, AIMessage):
-        blocks = [b for b in _blocks(message.content) if b.get("type") not in _CALL_BLOCKS]
-        for call in message.tool_calls:
+    kind = _kind(message)
+    if kind is AIMessage:
+        ai = cast(AIMessage, message)
+        blocks = [b for b in _blocks(ai.content) if b.get("type") not in _CALL_BLOCKS]
+        for call in ai.tool_calls:
             blocks.append({"type": "toolCall", "id": call.get("id"), "name": call["name"],
                            "arguments": call.get("args")})
-        for bad in message.invalid_tool_calls:
+        for bad in ai.invalid_tool_calls:
             blocks.append({"type": "toolCall", "id": bad.get("id"), "name": bad.get("name"),
                            "arguments": {"input": bad.get("args")}})
         return {"role": "assistant", "content": blocks}
-    if isinstance(message, ToolMessage):
-        return {"role": "toolResult", "toolCallId": message.tool_call_id,
-                "toolName": message.name or "", "content": _blocks(message.content),
-                "isError": message.status == "error"}
-    if isinstance(message, SystemMessage):
+    if kind is ToolMessage:
+        tool = cast(ToolMessage, message)
+        return {"role": "toolResult", "toolCallId": tool.tool_call_id,
+                "toolName": tool.name or "", "content": _blocks(tool.content),
+                "isError": tool.status == "error"}
+    if kind is SystemMessage:
         return {"role": "system", "content": str(message.text)}
     return {"role": "user", "content": _blocks(message.content)}
 

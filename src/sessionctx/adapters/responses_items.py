@@ -53,11 +53,10 @@ def to_message(item: Item) -> Message:
     """The native message an item becomes; an item with nothing a model reads, or with no
     part that converts, stays as a short text so it keeps its place."""
     message = item_message(item, [])
-    placeholder = [text_block(f"[{item_type(item) or 'untyped'} item]")]
     if message is None:
-        return {"role": "assistant", "content": placeholder}
+        return {"role": "assistant", "content": _placeholder(item)}
     if not message["content"] and message["role"] != "toolResult":
-        message["content"] = placeholder
+        message["content"] = _placeholder(item)
     output = item.get("output")
     if message["role"] == "toolResult" and isinstance(output, list):
         # each image block remembers its part, so a replaced screenshot is found again
@@ -67,6 +66,10 @@ def to_message(item: Item) -> Message:
         message["content"] = [{**b, _ITEM: next(parts)} if b.get("type") == "image" else b
                               for b in message["content"]]
     return message
+
+
+def _placeholder(item: Item) -> list[dict[str, Any]]:
+    return [text_block(f"[{item_type(item) or 'untyped'} item]")]
 
 
 def record_of(item: Item) -> dict[str, Any]:
