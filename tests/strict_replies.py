@@ -69,6 +69,16 @@ def anthropic_reply(entry: Entry, body: Body, n: int) -> Reply:
     return 200, "text/event-stream", _sse(events)
 
 
+def response_object(rid: str, model: str, output: list[Body], created_at: int) -> Body:
+    """A completed Responses API response holding `output`, as the API returns one."""
+    return {"id": rid, "object": "response", "created_at": created_at, "model": model,
+            "status": "completed", "output": output, "parallel_tool_calls": True,
+            "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
 def responses_reply(entry: Entry, body: Body, n: int) -> Reply:
     output: list[Body] = []
     if entry.get("text") or not entry.get("calls"):
@@ -80,13 +90,8 @@ def responses_reply(entry: Entry, body: Body, n: int) -> Reply:
         output.append({"type": "function_call", "id": f"fc_stub{n}_{len(output)}",
                        "call_id": c["id"], "name": c["name"], "status": "completed",
                        "arguments": json.dumps(c["input"])})
-    response = {"id": f"resp_stub{n}", "object": "response", "created_at": int(time.time()),
-                "model": body.get("model", "gpt-stub"), "status": "completed",
-                "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
-                "tools": [], "error": None, "incomplete_details": None,
-                "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-                          "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens_details": {"reasoning_tokens": 0}}}
+    response = response_object(f"resp_stub{n}", body.get("model", "gpt-stub"), output,
+                               int(time.time()))
     if not body.get("stream"):
         return json_reply(200, response)
     events: list[tuple[str | None, Body | str]] = [

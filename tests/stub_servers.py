@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.strict_replies import response_object
+
 Body = dict[str, Any]
 
 _CALLS = {
@@ -226,13 +228,8 @@ def responses_reply(stub: Stub) -> Callable[[Body, int], Body]:
         output = stub.scripted.pop(0) if stub.scripted else [
             {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
              "content": [{"type": "output_text", "text": f"answer {n}", "annotations": []}]}]
-        return {"id": f"resp_{n}", "object": "response", "created_at": 1_700_000_000,
-                "model": body.get("model", "gpt-stub"), "status": "completed",
-                "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
-                "tools": [], "error": None, "incomplete_details": None,
-                "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-                          "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens_details": {"reasoning_tokens": 0}}}
+        return response_object(f"resp_{n}", body.get("model", "gpt-stub"), output,
+                               1_700_000_000)
     return reply
 
 
