@@ -29,6 +29,7 @@ from typing import Any
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions, PendingCall, build_context
 from sessionctx.formats.common import message_record
+from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
 from sessionctx.providers.request import BuildRequestOptions, build_from_messages, validate
 from sessionctx.providers.violations import Violation
@@ -97,43 +98,44 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
     if api not in HISTORY_KEYS:
         from sessionctx.errors import BadArgument
         raise BadArgument(f"unknown API {api!r}; known: {', '.join(APIS)}")
-    chosen = model if model is not None else _model(body)
-    thinking, prefill = _settings(api, body)
-    found = violations(api, body, chosen, settings=(thinking, prefill), from_text=from_text)
-    if not found and not force:
-        return RepairedRequest(api, body)
-    asides = _asides(body) if api == ANTHROPIC else []
-    read = _READERS[api](_without_asides(body) if asides else body)
-    # a part no importer reads keeps the body as it is; a shape the build puts right (results
-    # stored after another block) does not
-    unread = tuple(p.message for p in read.problems if p.kind == "unreadable")
-    if unread:
-        return RepairedRequest(api, body, violations=found, unread=unread)
-    # results an agent wrote for itself go (their calls are pending): a body being repaired
-    # sends only what the tools did
-    ctx = build_context(read.records, BuildOptions(note_unpaired=note_unpaired,
-                                                   drop_agent_results=True))
-    messages = _without_signatures(ctx.messages) if drop_signatures else ctx.messages
-    options = BuildRequestOptions(thinking=thinking if api == ANTHROPIC else None)
-    built = build_from_messages(messages, ctx.sources, api, chosen, None, options)
-    history = {k: built.body[k] for k in HISTORY_KEYS[api] if k in built.body}
-    if api == GEMINI:
-        _forget_given_ids(history["contents"])
-    if asides and "messages" in history:
-        history["messages"] = _with_asides(history["messages"], asides)
-    repaired = _spliced(body, history, HISTORY_KEYS[api])
-    changes = tuple(
-        c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_CONTEXT_ROW) + \
-        tuple(built.changes)  # the body's other keys are sent as they are, not skipped
-    if repaired == body:
-        return RepairedRequest(api, body, violations=found, remaining=found)
-    # the rebuilt history holds the given body's values: if those could be sent as JSON text,
-    # so can it (the check of that is a walk of the whole body)
-    as_text = from_text or not any(v.path == "$" for v in found)
-    remaining = violations(api, repaired, chosen, settings=(thinking, prefill),
-                           from_text=as_text)
-    return RepairedRequest(api, repaired, True, changes, tuple(ctx.pending_calls), found,
-                           remaining)
+    with paused_gc():  # the checked copies, records and context are large acyclic trees
+        chosen = model if model is not None else _model(body)
+        thinking, prefill = _settings(api, body)
+        found = violations(api, body, chosen, settings=(thinking, prefill), from_text=from_text)
+        if not found and not force:
+            return RepairedRequest(api, body)
+        asides = _asides(body) if api == ANTHROPIC else []
+        read = _READERS[api](_without_asides(body) if asides else body)
+        # a part no importer reads keeps the body as it is; a shape the build puts right (results
+        # stored after another block) does not
+        unread = tuple(p.message for p in read.problems if p.kind == "unreadable")
+        if unread:
+            return RepairedRequest(api, body, violations=found, unread=unread)
+        # results an agent wrote for itself go (their calls are pending): a body being repaired
+        # sends only what the tools did
+        ctx = build_context(read.records, BuildOptions(note_unpaired=note_unpaired,
+                                                       drop_agent_results=True))
+        messages = _without_signatures(ctx.messages) if drop_signatures else ctx.messages
+        options = BuildRequestOptions(thinking=thinking if api == ANTHROPIC else None)
+        built = build_from_messages(messages, ctx.sources, api, chosen, None, options)
+        history = {k: built.body[k] for k in HISTORY_KEYS[api] if k in built.body}
+        if api == GEMINI:
+            _forget_given_ids(history["contents"])
+        if asides and "messages" in history:
+            history["messages"] = _with_asides(history["messages"], asides)
+        repaired = _spliced(body, history, HISTORY_KEYS[api])
+        changes = tuple(
+            c for c in ctx.changes if c.kind != ChangeKind.SKIPPED_CONTEXT_ROW) + \
+            tuple(built.changes)  # the body's other keys are sent as they are, not skipped
+        if repaired == body:
+            return RepairedRequest(api, body, violations=found, remaining=found)
+        # the rebuilt history holds the given body's values: if those could be sent as JSON text,
+        # so can it (the check of that is a walk of the whole body)
+        as_text = from_text or not any(v.path == "$" for v in found)
+        remaining = violations(api, repaired, chosen, settings=(thinking, prefill),
+                               from_text=as_text)
+        return RepairedRequest(api, repaired, True, changes, tuple(ctx.pending_calls), found,
+                               remaining)
 
 
 def violations(api: str, body: dict[str, Any], model: str | None, *,
