@@ -1,0 +1,156 @@
+"""A reused call id in a session stored as one JSON document (OpenAI chat and Anthropic
+message lists, Gemini CLI sessions): `check` names it, `repair` renames the later call and the
+result answering it to `<id>_2`, nothing else of the document changes, and a second repair
+changes nothing. Each session is a real one with one of its pairs repeated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionctx.context import build_context
+from sessionctx.inputs import read_raw
+from sessionctx.messages import call_ids, result_id
+from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
+from sessionctx.writeback import repair
+from tests.conftest import FIXTURES
+from tests.repair_helpers import check_ok, repair_json, run
+from tests.sdk_types import sdk_check
+
+Doc = Any
+
+
+def _openhands() -> tuple[Doc, str, str]:
+    """OpenHands' OpenAI chat list with its second call and result asked and answered again."""
+    items = json.loads((FIXTURES / "openhands/fncall-llm-message.json").read_bytes())
+    call, answer = json.loads(json.dumps(items[4:6]))
+    answer["content"] = "listed again"
+    return [*items[:6], call, answer, *items[6:]], call["tool_calls"][0]["id"], "listed again"
+
+
+def _cline() -> tuple[Doc, str, str]:
+    """Cline's Anthropic message list with its tool_use and tool_result repeated."""
+    doc = json.loads((FIXTURES / "anthropic/success.messages.json").read_bytes())
+    call, answer = json.loads(json.dumps(doc["messages"][1:3]))
+    answer["content"][0]["content"] = "read again"
+    doc["messages"][3:3] = [call, answer]
+    use = next(b for b in call["content"] if b["type"] == "tool_use")
+    return doc, use["id"], "read again"
+
+
+def _gemini() -> tuple[Doc, str, str]:
+    """A Gemini CLI session whose recorded call (with its response) is made a second time."""
+    first = json.loads((FIXTURES / "gemini-cli/tool-result-cancelled.json").read_bytes())
+    again = json.loads(json.dumps(first))
+    again["id"] = "0d7f3c1e-5a9b-4c2d-8e6f-1a2b3c4d5e6f"
+    again["toolCalls"][0]["result"][0]["functionResponse"]["response"] = {"output": "ran"}
+    stamp = first["timestamp"]
+    doc = {"sessionId": "5f0c", "projectHash": "ab12", "startTime": stamp, "lastUpdated": stamp,
+           "messages": [{"id": "u1", "timestamp": stamp, "type": "user", "content": "start"},
+                        first, {"id": "u2", "timestamp": stamp, "type": "user",
+                                "content": "once more"}, again]}
+    return doc, first["toolCalls"][0]["id"], "ran"
+
+
+CASES = {"openai-chat": (_openhands, [(6, 6), (7, 7)]),
+         "anthropic": (_cline, [(3, 3), (4, 4)]),
+         "gemini-cli": (_gemini, [(3, 3), (3, 3)])}
+
+
+def _context(raw: bytes, fmt: str) -> Any:
+    return build_context(read_raw(raw, None, fmt).records)
+
+
+def _pairs(raw: bytes, fmt: str) -> list[tuple[str, str]]:
+    """(call id, the text of the result that answers it), in order."""
+    ctx = _context(raw, fmt)
+    out = []
+    for m in ctx.messages:
+        rid = result_id(m)
+        if rid is not None:
+            content = m["content"]
+            out.append((rid, content if isinstance(content, str) else json.dumps(content)))
+    return out
+
+
+@pytest.mark.parametrize("fmt", sorted(CASES))
+def test_repair_renames_the_later_pair(tmp_path: Path, fmt: str) -> None:
+    make, where = CASES[fmt]
+    doc, old, text = make()
+    original = json.dumps(doc, indent=2, ensure_ascii=False).encode() + b"\n"
+    path = tmp_path / "session.json"
+    path.write_bytes(original)
+    code, out = run("check", str(path), "--from", fmt)
+    assert code == 1 and "duplicate_call_id" in out and old in out
+
+    code, report = repair_json(path, "--from", fmt)
+    assert code == 0 and report["written"], report
+    new = f"{old}_2"
+    assert [(c["kind"], c["index"], c["detail"]["new"]) for c in report["changes"]] == [
+        ("duplicate_call_id_renamed", i, new) for i, _ in where]
+    assert report["remaining"] == []
+    check_ok(path, fmt)
+    after = path.read_bytes()
+    # only the two id strings changed: everything else keeps its bytes
+    assert after.count(json.dumps(new).encode()) == 2
+    assert after.replace(json.dumps(new).encode(), json.dumps(old).encode()) == original
+
+    ctx = _context(after, fmt)
+    calls = [i for m in ctx.messages for i in call_ids(m)]
+    assert calls.count(old) == 1 and calls.count(new) == 1
+    pairs = _pairs(after, fmt)
+    assert [r for r, _ in pairs].count(new) == 1
+    assert text in next(t for r, t in pairs if r == new)  # the second result answers it
+    assert text not in next(t for r, t in pairs if r == old)
+    assert ctx.repairs == []
+
+    again = repair(str(path), fmt)
+    assert not again.written and again.fixes == [] and again.remaining == []
+    assert path.read_bytes() == after
+
+    for provider in PROVIDERS:
+        body = build_request(ctx, provider, options=BuildRequestOptions(
+            placeholder_tools=True)).body
+        assert validate(body, provider) == [], provider
+        sdk_check(provider, body)
+
+
+def test_new_id_is_unique_in_the_document(tmp_path: Path) -> None:
+    # `<id>_2` is taken by a third pair: the renamed call gets `<id>_3`
+    doc, old, _ = _openhands()
+    taken = json.loads(json.dumps(doc[4:6]))
+    taken[0]["tool_calls"][0]["id"] = taken[1]["tool_call_id"] = f"{old}_2"
+    doc[4:4] = taken
+    path = tmp_path / "messages.json"
+    path.write_bytes(json.dumps(doc, indent=1).encode())
+    code, report = repair_json(path, "--from", "openai-chat")
+    assert code == 0 and {c["detail"]["new"] for c in report["changes"]} == {f"{old}_3"}
+    check_ok(path, "openai-chat")
+    assert [r for r, _ in _pairs(path.read_bytes(), "openai-chat") if r.startswith(old)] == [
+        f"{old}_2", old, f"{old}_3"]
+
+
+def test_two_blocks_with_one_id_in_one_message(tmp_path: Path) -> None:
+    # both calls in one assistant message: the second call and the second result are renamed
+    def use(text: str) -> dict[str, Any]:
+        return {"type": "tool_use", "id": "toolu_9", "name": "Bash", "input": {"command": text}}
+
+    def res(text: str) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": "toolu_9", "content": text}
+
+    doc = [{"role": "user", "content": "go"},
+           {"role": "assistant", "content": [use("ls"), use("pwd")]},
+           {"role": "user", "content": [res("a.txt"), res("/tmp")]},
+           {"role": "assistant", "content": "done"}]
+    path = tmp_path / "messages.json"
+    path.write_bytes(json.dumps(doc).encode())
+    code, report = repair_json(path, "--from", "anthropic")
+    assert code == 0 and len(report["changes"]) == 2, report
+    after = json.loads(path.read_bytes())
+    assert [b["id"] for b in after[1]["content"]] == ["toolu_9", "toolu_9_2"]
+    assert [(b["tool_use_id"], b["content"]) for b in after[2]["content"]] == [
+        ("toolu_9", "a.txt"), ("toolu_9_2", "/tmp")]
+    assert repair(str(path), "anthropic").fixes == []
