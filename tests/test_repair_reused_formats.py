@@ -1,7 +1,8 @@
 """A reused call id in a session stored as one JSON document (OpenAI chat and Anthropic
-message lists, Gemini CLI sessions): `check` names it, `repair` renames the later call and the
-result answering it to `<id>_2`, nothing else of the document changes, and a second repair
-changes nothing. Each session is a real one with one of its pairs repeated."""
+message lists, Gemini CLI sessions) or in a Gemini CLI JSONL chat: `check` names it, `repair`
+renames the later call and the result answering it to `<id>_2`, nothing else of the file
+changes, and a second repair changes nothing. Each session is a real one with one of its
+pairs repeated."""
 
 from __future__ import annotations
 
@@ -55,9 +56,25 @@ def _gemini() -> tuple[Doc, str, str]:
     return doc, first["toolCalls"][0]["id"], "ran"
 
 
-CASES = {"openai-chat": (_openhands, [(6, 6), (7, 7)]),
-         "anthropic": (_cline, [(3, 3), (4, 4)]),
-         "gemini-cli": (_gemini, [(3, 3), (3, 3)])}
+def _gemini_rows() -> tuple[bytes, str, str]:
+    """A recorded Gemini CLI JSONL chat (before its resume) where the model reads the missing
+    file a second time, its call under the id of the first read."""
+    rows = (FIXTURES / "gemini-cli-jsonl/recorded-0.61.0-tools.jsonl").read_bytes().split(
+        b"\n")[:16]
+    user, again = json.loads(rows[12]), json.loads(rows[11])
+    user["id"], user["content"] = "0b9e6a52-3c1d-4f7a-9e2b-5d8c7a6f4e31", [{"text": "again"}]
+    again["id"] = "7c2d9f14-8b3a-4e6d-a5c1-2f9e8d7b6a40"
+    call = again["toolCalls"][0]
+    call["result"][0]["functionResponse"]["response"] = {"output": "found now"}
+    added = [json.dumps(o, separators=(",", ":")).encode() for o in (user, again)]
+    return b"\n".join([*rows, *added]) + b"\n", call["id"], "found now"
+
+
+# format -> (the session, where the changes are: (key, value) of the call's, the result's)
+CASES = {"openai-chat": (_openhands, [("index", 6), ("index", 7)]),
+         "anthropic": (_cline, [("index", 3), ("index", 4)]),
+         "gemini-cli": (_gemini, [("index", 3), ("index", 3)]),
+         "gemini-cli-jsonl": (_gemini_rows, [("line", 18), ("line", 18)])}
 
 
 def _context(raw: bytes, fmt: str) -> Any:
@@ -80,7 +97,8 @@ def _pairs(raw: bytes, fmt: str) -> list[tuple[str, str]]:
 def test_repair_renames_the_later_pair(tmp_path: Path, fmt: str) -> None:
     make, where = CASES[fmt]
     doc, old, text = make()
-    original = json.dumps(doc, indent=2, ensure_ascii=False).encode() + b"\n"
+    original = doc if isinstance(doc, bytes) else json.dumps(
+        doc, indent=2, ensure_ascii=False).encode() + b"\n"
     path = tmp_path / "session.json"
     path.write_bytes(original)
     code, out = run("check", str(path), "--from", fmt)
@@ -89,8 +107,9 @@ def test_repair_renames_the_later_pair(tmp_path: Path, fmt: str) -> None:
     code, report = repair_json(path, "--from", fmt)
     assert code == 0 and report["written"], report
     new = f"{old}_2"
-    assert [(c["kind"], c["index"], c["detail"]["new"]) for c in report["changes"]] == [
-        ("duplicate_call_id_renamed", i, new) for i, _ in where]
+    assert [(c["kind"], c[key], c["detail"]["new"]) for c in report["changes"]
+            for key, _ in where[:1]] == [("duplicate_call_id_renamed", at, new)
+                                         for _, at in where]
     assert report["remaining"] == []
     check_ok(path, fmt)
     after = path.read_bytes()
