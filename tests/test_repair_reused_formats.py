@@ -1,5 +1,6 @@
 """A reused call id in a session stored as one JSON document (OpenAI chat and Anthropic
-message lists, Gemini CLI sessions) or in a Gemini CLI JSONL chat: `check` names it, `repair`
+message lists, Gemini CLI sessions), a Gemini CLI JSONL chat or a Copilot CLI events.jsonl:
+`check` names it, `repair`
 renames the later call and the result answering it to `<id>_2`, nothing else of the file
 changes, and a second repair changes nothing. Each session is a real one with one of its
 pairs repeated."""
@@ -70,11 +71,20 @@ def _gemini_rows() -> tuple[bytes, str, str]:
     return b"\n".join([*rows, *added]) + b"\n", call["id"], "found now"
 
 
-# format -> (the session, where the changes are: (key, value) of the call's, the result's)
+def _copilot() -> tuple[bytes, str, str]:
+    """A recorded Copilot CLI session whose call after the resume reuses the id of a call
+    before it (the numbering started again)."""
+    raw = (FIXTURES / "copilot-cli/recorded-1.0.102-tools.jsonl").read_bytes()
+    return raw.replace(b'"call_04"', b'"call_03"'), "call_03", "./opencode.json"
+
+
+# format -> (the session, where its changes are: (key, line or item) of each)
 CASES = {"openai-chat": (_openhands, [("index", 6), ("index", 7)]),
          "anthropic": (_cline, [("index", 3), ("index", 4)]),
          "gemini-cli": (_gemini, [("index", 3), ("index", 3)]),
-         "gemini-cli-jsonl": (_gemini_rows, [("line", 18), ("line", 18)])}
+         "gemini-cli-jsonl": (_gemini_rows, [("line", 18), ("line", 18)]),
+         # the call, the event that started it, its result
+         "copilot-cli": (_copilot, [("line", 27), ("line", 28), ("line", 29)])}
 
 
 def _context(raw: bytes, fmt: str) -> Any:
@@ -114,7 +124,7 @@ def test_repair_renames_the_later_pair(tmp_path: Path, fmt: str) -> None:
     check_ok(path, fmt)
     after = path.read_bytes()
     # only the two id strings changed: everything else keeps its bytes
-    assert after.count(json.dumps(new).encode()) == 2
+    assert after.count(json.dumps(new).encode()) == len(where)
     assert after.replace(json.dumps(new).encode(), json.dumps(old).encode()) == original
 
     ctx = _context(after, fmt)
