@@ -21,6 +21,7 @@ from sessionctx.writeback import repair
 from tests.conftest import FIXTURES
 from tests.repair_helpers import check_ok, repair_json, run
 from tests.sdk_types import sdk_check
+from tests.test_repair_reused_ids import native_pair_repeated
 
 Doc = Any
 
@@ -78,9 +79,15 @@ def _copilot() -> tuple[bytes, str, str]:
     return raw.replace(b'"call_04"', b'"call_03"'), "call_03", "./opencode.json"
 
 
+def _native() -> tuple[Doc, str, str]:
+    """sessionctx's own records as one JSON array."""
+    return native_pair_repeated(), "c1", "second"
+
+
 # format -> (the session, where its changes are: (key, line or item) of each)
 CASES = {"openai-chat": (_openhands, [("index", 6), ("index", 7)]),
          "anthropic": (_cline, [("index", 3), ("index", 4)]),
+         "native": (_native, [("index", 3), ("index", 4)]),
          "gemini-cli": (_gemini, [("index", 3), ("index", 3)]),
          "gemini-cli-jsonl": (_gemini_rows, [("line", 18), ("line", 18)]),
          # the call, the event that started it, its result
