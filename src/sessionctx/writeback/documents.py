@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionctx.changes import ChangeKind
+from sessionctx.messages import ID_KEYS, RESULT_ID_KEYS, calls
 from sessionctx.pairing import interrupted_note
 from sessionctx.records import message_view
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import last
 from sessionctx.writeback.edits import REMOVED_EMPTY, REMOVED_INVALID, Fix
-from sessionctx.writeback.wanted import Wanted
+from sessionctx.writeback.wanted import REUSED_REASON, Reused, Wanted
 
 Path = list[str | int]
 
@@ -46,6 +47,7 @@ class Item:
     remove: bool = False
     note: dict[str, Any] | None = None
     note_after: int | None = None  # the item the note follows, when not this one
+    renamed: list[tuple[Path, str]] = field(default_factory=list)  # id strings -> new id
 
 
 # (the item, its edits so far, the call id, how many to take out) -> the calls taken out
@@ -96,6 +98,41 @@ def has_id(call_id: str | None, key: str = "id") -> Callable[[dict[str, Any]], b
     return match
 
 
+# (the item, a call id, which of the calls or results with it in the item) -> where the id
+# strings to rename sit in the item
+IdPlaces = Callable[[dict[str, Any], str, int], list[Path]]
+
+
+def _prefix(item: dict[str, Any]) -> Path:
+    """Where the message sits in the item: under `message` in an entry, else the item."""
+    return ["message"] if message_view(item) is not item else []
+
+
+def call_id_places(item: dict[str, Any], call_id: str, nth: int) -> list[Path]:
+    """The id of the `nth` call with `call_id` of a message, wherever `calls` finds it."""
+    view = message_view(item)
+    held = [c for c in calls(view) if c.id == call_id]
+    if nth >= len(held):
+        return []
+    place, i = held[nth].where
+    key = next(k for k in ID_KEYS if view[place][i].get(k) == call_id)
+    return [[*_prefix(item), place, i, key]]
+
+
+def result_id_places(item: dict[str, Any], call_id: str, nth: int) -> list[Path]:
+    """The id of the `nth` result with `call_id`: a result message's own, or that of a
+    `tool_result` block of its content."""
+    view, prefix = message_view(item), _prefix(item)
+    key = next((k for k in RESULT_ID_KEYS if view.get(k) == call_id), None)
+    if key is not None:
+        return [[*prefix, key]] if nth == 0 else []
+    content = view.get("content")
+    blocks = [j for j, b in enumerate(content) if isinstance(b, dict) and b.get(
+        "type") == "tool_result" and b.get("tool_use_id") == call_id] if isinstance(
+        content, list) else []
+    return [[*prefix, "content", blocks[nth], "tool_use_id"]] if nth < len(blocks) else []
+
+
 @dataclass(frozen=True, slots=True)
 class DocumentFormat:
     cut: CallCutter
@@ -105,6 +142,8 @@ class DocumentFormat:
     cut_result: CallCutter | None = None
     cut_empty: Callable[[dict[str, Any], Item], None] | None = None
     results_in_calls: bool = False  # a result sits in its call, never an item of its own
+    call_ids: IdPlaces = call_id_places
+    result_ids: IdPlaces = result_id_places
 
 
 def plan(raw: bytes, document: Any, shape: DocumentFormat, wanted: Wanted,
@@ -119,6 +158,8 @@ def plan(raw: bytes, document: Any, shape: DocumentFormat, wanted: Wanted,
         value = items[i] if 0 <= i < len(items) else None
         return value if isinstance(value, dict) else None
 
+    for r in wanted.reused:
+        fixes.extend(_rename(r, item, edits, shape))
     for (i, call_id), changes in wanted.unpaired.items():
         obj = item(i)
         if obj is None:
@@ -167,13 +208,34 @@ def plan(raw: bytes, document: Any, shape: DocumentFormat, wanted: Wanted,
     array = spans.ArrayText(raw, where)
     for i in sorted(edits, reverse=True):  # later items first: an item's index still holds
         mine = edits[i]
-        if mine.cut:
+        if mine.cut or mine.renamed:
             array.values[i] = _edit_item(array.values[i], item(i) or {}, mine)
         if mine.note is not None:
             array.insert_after(i if mine.note_after is None else mine.note_after, mine.note)
         if mine.remove:
             array.delete(i)
     return array.render(), sorted(fixes, key=lambda f: (f.index or 0, f.action == "inserted"))
+
+
+def _rename(r: Reused, item: Callable[[int], dict[str, Any] | None], edits: dict[int, Item],
+            shape: DocumentFormat) -> list[Fix]:
+    """A call that reuses an earlier call's id, and the result answering it, get the new id
+    the context chose, so both pairs stay."""
+    call = item(r.call_at)
+    places = shape.call_ids(call, r.old, r.call_nth) if call is not None else []
+    if not places:
+        return []
+    edits.setdefault(r.call_at, Item()).renamed.extend((p, r.new) for p in places)
+    detail = {"old": r.old, "new": r.new}
+    fixes = [Fix(ChangeKind.DUPLICATE_ID_RENAMED, REUSED_REASON, index=r.call_at,
+                 detail=detail)]
+    answer = item(r.result_at) if r.result_at is not None else None
+    places = shape.result_ids(answer, r.old, r.result_nth) if answer is not None else []
+    if places and r.result_at is not None:
+        edits.setdefault(r.result_at, Item()).renamed.extend((p, r.new) for p in places)
+        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the result answers the renamed call",
+                         index=r.result_at, detail=dict(detail)))
+    return fixes
 
 
 def _notes_after_results(items: list[Any], edits: dict[int, Item]) -> None:
@@ -200,8 +262,11 @@ def _dig(document: Any, path: Path) -> list[Any]:
 
 
 def _edit_item(text: bytes, obj: dict[str, Any], edits: Item) -> bytes:
-    """The item's own JSON text with the members its edits name taken out."""
-    prefix: Path = ["message"] if message_view(obj) is not obj else []
+    """The item's own JSON text with its renamed ids and the members its edits name taken
+    out (a rename changes no index a cut names)."""
+    for place, new in edits.renamed:
+        text = spans.replace(text, place, new)
+    prefix = _prefix(obj)
     for key, indexes in edits.cut.items():
         if key in edits.drop_keys:
             names = [k for k, _, _ in spans.members(text, prefix)]

@@ -6,6 +6,9 @@ nothing to say, a result that answers no call and an unreadable line go. Events 
 instead. Every other line is written back byte for byte; a note on an interrupted call is a
 `user.message` event in the chain after the message that lost it and the results of its other
 calls.
+
+A call that reuses an earlier call's id gets the new id in its `toolRequests`, and so do the
+`tool.execution_start` and `tool.execution_complete` events of that call.
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from sessionctx.changes import ChangeKind
 from sessionctx.formats.common import is_in
 from sessionctx.records import ReadResult
+from sessionctx.writeback import spans
 from sessionctx.writeback.common import delete_members, last, remove_result_lines
 from sessionctx.writeback.edits import REMOVED_EMPTY, REMOVED_INVALID, Fix, Lines
 from sessionctx.writeback.links import LinkKeys, Links
 from sessionctx.writeback.notes import NoteMaker
-from sessionctx.writeback.wanted import Wanted
+from sessionctx.writeback.wanted import REUSED_REASON, Reused, Wanted
 
 KEYS = LinkKeys("id", "parentId")  # the same keys as pi's
 Obj = dict[str, Any]
@@ -28,7 +33,7 @@ Obj = dict[str, Any]
 
 def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | None
          ) -> list[Fix]:
-    fixes: list[Fix] = []
+    fixes = _rename_reused(lines, wanted.reused)
     for (n, call_id), changes in wanted.unpaired.items():
         obj = lines.obj(n)
         data = obj.get("data") if obj is not None else None
@@ -62,6 +67,51 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
     if notes is not None:
         fixes += notes.write(lines, KEYS)
     return fixes + Links(lines, removed, KEYS).relink()
+
+
+def _rename_reused(lines: Lines, reused: list[Reused]) -> list[Fix]:
+    """The request, and the events that started and completed it, get the new id."""
+    fixes = []
+    for r in reused:
+        n = r.call_at
+        obj = lines.obj(n)
+        data = obj.get("data") if obj is not None else None
+        requests = data.get("toolRequests") if isinstance(data, dict) else None
+        held = [i for i, q in enumerate(requests) if isinstance(q, dict) and q.get(
+            "toolCallId") == r.old] if isinstance(requests, list) else []
+        if r.call_nth >= len(held):
+            continue
+        detail = {"old": r.old, "new": r.new}
+        edits: list[tuple[int, list[str | int], str]] = [
+            (n, ["data", "toolRequests", held[r.call_nth], "toolCallId"], REUSED_REASON)]
+        starts = _started(lines, n, r.old)
+        if r.call_nth < len(starts):
+            edits.append((starts[r.call_nth], ["data", "toolCallId"],
+                          "the event that started the renamed call"))
+        if r.result_at is not None:
+            edits.append((r.result_at, ["data", "toolCallId"],
+                          "the result answers the renamed call"))
+        for at, place, why in sorted(edits):
+            lines.put(at, spans.replace(lines.text(at), place, r.new))
+            fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, why, line=at, detail=dict(detail)))
+    return fixes
+
+
+def _started(lines: Lines, n: int, call_id: str) -> list[int]:
+    """The `tool.execution_start` events with `call_id` after the message at line `n`, up to
+    the next turn, in order (Copilot CLI starts a message's calls in the order it made them)."""
+    out = []
+    for m in range(n + 1, len(lines) + 1):
+        obj = lines.obj(m)
+        data = obj.get("data") if obj is not None else None
+        if not isinstance(data, dict) or obj is None or "agentId" in obj or (
+                "parentToolCallId" in data):
+            continue
+        if obj.get("type") in ("user.message", "assistant.message"):
+            break
+        if obj.get("type") == "tool.execution_start" and data.get("toolCallId") == call_id:
+            out.append(m)
+    return out
 
 
 def _last_result(lines: Lines, n: int, calls: set[str]) -> int:

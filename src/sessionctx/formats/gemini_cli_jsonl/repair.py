@@ -7,6 +7,9 @@ row of it (taking a row out would bring an earlier version of the message back),
 nothing is left in it: then every row of it goes. Every other row is written back byte for
 byte. A note on the interrupted call is a new user message row right after the row that lost
 the call.
+
+A call that reuses an earlier call's id, in the `toolCalls` of a message row, is renamed in
+that row (the one Gemini CLI loads) with the responses it holds, as in the JSON format.
 """
 
 from __future__ import annotations
@@ -15,11 +18,14 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from sessionctx.changes import ChangeKind
+from sessionctx.formats.gemini_cli.repair import DOCUMENT as STORED_AS_JSON
 from sessionctx.records import ReadResult
+from sessionctx.writeback import spans
 from sessionctx.writeback.common import delete_members, last, remove_unreadable
 from sessionctx.writeback.edits import REMOVED_EMPTY, Fix, Lines
 from sessionctx.writeback.notes import NoteMaker
-from sessionctx.writeback.wanted import Wanted
+from sessionctx.writeback.wanted import REUSED_REASON, Reused, Wanted
 
 Obj = dict[str, Any]
 KEYS = None  # rows are not chained: a message row is found by its id
@@ -28,6 +34,7 @@ KEYS = None  # rows are not chained: a message row is found by its id
 def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | None
          ) -> list[Fix]:
     fixes = remove_unreadable(lines, result.problems)
+    fixes += _rename_reused(lines, wanted.reused)
     for (n, call_id), changes in wanted.unpaired.items():
         obj = lines.obj(n)
         if obj is None:
@@ -58,6 +65,33 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
             notes.after(n, changes)
     if notes is not None:
         fixes += notes.write(lines, None)
+    return fixes
+
+
+def _rename_reused(lines: Lines, reused: list[Reused]) -> list[Fix]:
+    """The reused call of a message row and the responses it holds get the new id. Left
+    alone (and named as remaining): calls held as `functionCall` parts, or in a `$set` row."""
+    fixes = []
+    for r in reused:
+        n = r.call_at
+        obj = lines.obj(n)
+        if obj is None or _holder(obj, r.old) != [] or any(
+                _part_call_id(p) == r.old for p in _list(obj, "content")):
+            continue
+        places = STORED_AS_JSON.call_ids(obj, r.old, r.call_nth)
+        if not places:
+            continue
+        answers = STORED_AS_JSON.result_ids(obj, r.old, r.result_nth) if (
+            r.result_at == n) else []
+        text = lines.text(n)
+        for place in places + answers:
+            text = spans.replace(text, place, r.new)
+        lines.put(n, text)
+        detail = {"old": r.old, "new": r.new}
+        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, REUSED_REASON, line=n, detail=detail))
+        if answers:
+            fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the responses it holds answer "
+                             "the renamed call", line=n, detail=dict(detail)))
     return fixes
 
 
