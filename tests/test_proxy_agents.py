@@ -87,7 +87,7 @@ def test_a_valid_claude_code_request_arrives_byte_identical(agents: Agents) -> N
     assert [{k: v for k, v in r["headers"].items() if k not in hop} for r in run.requests] == \
         [{k: v for k, v in r["headers"].items() if k not in hop} for r in direct.requests]
     summary = run.stderr.splitlines()[-1]
-    assert summary == f"sessionctx: {len(run.requests)} requests, none needed a repair"
+    assert summary == f"sessionctx: {_requests(len(run.requests))}, none needed a repair"
 
 
 def test_codex_goes_through_sessionctx_run(agents: Agents) -> None:
@@ -97,7 +97,7 @@ def test_codex_goes_through_sessionctx_run(agents: Agents) -> None:
     assert run.requests and not run.refused()
     assert all(r["path"] == "/v1/responses" for r in run.requests)
     summary = run.stderr.splitlines()[-1]
-    assert summary == f"sessionctx: {len(run.requests)} requests, none needed a repair"
+    assert summary == f"sessionctx: {_requests(len(run.requests))}, none needed a repair"
 
 
 CODEX_REFUSED = {
@@ -129,3 +129,7 @@ def test_codex_resumes_a_refused_rollout_through_sessionctx_run(agents: Agents,
     assert run.requests and not run.refused()
     assert "1 repaired" in run.stderr.splitlines()[-1]
     assert set(outputs_sent(run)) <= {"a.txt"}  # only the output the rollout holds, if any
+
+
+def _requests(n: int) -> str:
+    return "1 request" if n == 1 else f"{n} requests"
