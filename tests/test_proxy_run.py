@@ -151,4 +151,4 @@ def test_each_sdk_resumes_a_refused_history_through_run(tmp_path, sdk, stream):
     sent = up.raw(-1).decode()  # the call is out, and nothing answers it
     assert not [w for w in ('"t1"', "tool_use", "tool_calls", "function_call", "functionCall",
                             "functionResponse") if w in sent]
-    assert "1 repaired" in done.stderr and "1 pending calls removed" in done.stderr
+    assert "1 repaired" in done.stderr and "1 pending call removed" in done.stderr
