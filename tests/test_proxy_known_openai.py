@@ -158,8 +158,8 @@ def test_a_response_that_continues_a_stored_one_is_never_known(monkeypatch):
               "input": [*items, *_unanswered("openai-responses")]}
     with serve() as up, running_proxy(up.url) as proxy:
         assert _post(proxy.url, PATHS["openai-responses"], first)[0] == 200
-        status, headers = _post(proxy.url, PATHS["openai-responses"],
-                                json.dumps(stored).encode())
+        _, headers = _post(proxy.url, PATHS["openai-responses"],
+                           json.dumps(stored).encode())
         assert headers.get("x-sessionctx-note") == STATE_NOTE
         assert "x-sessionctx-changes" not in headers
     assert up.raw(-1) == json.dumps(stored).encode()  # neither checked nor repaired
