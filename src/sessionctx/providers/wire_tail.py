@@ -16,8 +16,9 @@ validator gives for the whole body. Where a window may start, and what is carrie
 - OpenAI Responses: an item no call waits at (every earlier function_call answered) that is not
   one the model wrote, or is reasoning (a function_call with an item id looks back over the
   model's items to its reasoning, and stops at either); carried: the call ids, so a call id
-  used again or an output for a call already answered is found. `instructions` is a key like
-  the others: the same bytes, checked with the window.
+  used again is found (an output for a call answered before the window has no call in the
+  window, which the validator refuses as it refuses a second output in the whole body).
+  `instructions` is a key like the others: the same bytes, checked with the window.
 - Gemini: a user turn with no function response (a turn's rules look one turn back, to the
   calls a response answers); nothing is carried: its validator counts nothing request-wide.
 """
@@ -54,8 +55,7 @@ HISTORY = {api: HISTORY_KEYS[api][0] for api in TAILED}
 class Tally:
     """What a history counts: `images[i]` and `marks[i]` (cache breakpoints) over its first i
     items (Anthropic; zero elsewhere); each call id with the item that holds it; the items a
-    window may start at, in order; whether a call id came twice (or, Responses, an output
-    answered a call already answered)."""
+    window may start at, in order; whether a call id came twice."""
 
     images: list[int]
     marks: list[int]
@@ -154,12 +154,10 @@ def _responses(item: dict[str, Any], i: int, count: _Count) -> bool:
         count.starts.append(i)
     if kind == "function_call":
         count.call(item.get("call_id"), i)
-    elif kind == "function_call_output":
-        cid = item.get("call_id")
-        if isinstance(cid, str) and cid in count.waiting:
-            count.waiting.discard(cid)
-        elif isinstance(cid, str) and cid in count.ids:
-            count.twice = True  # a second output: the validator refuses it
+    elif kind == "function_call_output" and isinstance(item.get("call_id"), str):
+        # an output for a call answered before the window has no call in it: the validator
+        # refuses it there as it refuses a second output in the whole body
+        count.waiting.discard(item["call_id"])
     return True
 
 
