@@ -283,3 +283,34 @@ def test_images_and_breakpoints_before_the_window_count_towards_the_limits():
     assert counted.window(at + 1) == at
     assert not _valid({**old, "messages": new})  # five breakpoints: four in the window
     assert extends("anthropic", None, others, new[at:], at, counted) is None
+
+
+def _step(i: int, call: str | None = None) -> list[dict[str, Any]]:
+    cid = call or f"call_{i}"
+    return [{"type": "reasoning", "id": f"rs_{i}", "summary": [], "encrypted_content": "e"},
+            {"type": "function_call", "id": f"fc_{i}", "call_id": cid, "name": "ls",
+             "arguments": "{}"},
+            {"type": "function_call_output", "call_id": cid, "output": "out"}]
+
+
+def test_a_responses_window_starts_where_no_call_waits_and_knows_the_earlier_calls():
+    """In a Codex loop the window is the last step (from its reasoning, where no call waits);
+    a call id used before the window, or an output for a call answered before it, is refused
+    as the whole check refuses it."""
+    api, key = "openai-responses", "input"
+    old: dict[str, Any] = {"model": "gpt-5.1", "instructions": "be brief",
+                           "input": [{"role": "user", "content": "go"}, *_step(0), *_step(1)]}
+    counted = tally(api, old[key])
+    assert not violations(api, old, "gpt-5.1") and counted is not None
+    assert counted.starts == [0, 1, 4] and counted.ids == {"call_0": 2, "call_1": 5}
+    at = counted.window(len(old[key]))
+    assert at == 4  # the reasoning of the last step: its call is answered after it
+    others = {"model": "gpt-5.1", "instructions": "be brief"}
+    for extra, ok in ((_step(2), True), (_step(2, "call_0"), False),
+                      ([{"type": "function_call_output", "call_id": "call_0", "output": "x"}],
+                       False)):
+        new = {**old, key: old[key] + extra}
+        assert (not violations(api, new, "gpt-5.1")) is ok
+        assert (extends(api, None, others, new[key][at:], at, counted) is not None) is ok
+    blank = {**others, "instructions": " "}  # the other keys are checked with the window
+    assert extends(api, None, blank, old[key][at:] + _step(2), at, counted) is None
