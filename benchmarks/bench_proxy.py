@@ -7,10 +7,12 @@ a valid Anthropic request), streaming and not, the three paths take turns: direc
 LiteLLM, each request's added latency is proxied − direct of the same round. Prints p50/p99 of
 the added latency and sessionctx's ratio to LiteLLM's; then 8 concurrent 1 MB requests per
 side (requests per second and the ratio); then a repaired 1 MB request (an unanswered call)
-against one build of the same history, in process (goal: <= 2x). Two more lines at 1 MB: the
-same conversation with a turn more each request (what agents send), and bodies of conversations
-never seen before (checked whole). Then the CPU time each proxy process spends per 1 MB request
-of each kind (Linux), which a busy machine does not blur as it does wall time.
+against one build of the same history, in process (goal: <= 2x). Three more lines at 1 MB: the
+same conversation with a turn more each request (what agents send), the same for an OpenAI
+Responses conversation (a Codex loop: a step of reasoning, call and output more each request,
+on `/v1/responses`), and bodies of conversations never seen before (checked whole). Then the
+CPU time each proxy process spends per 1 MB request of each kind (Linux), which a busy machine
+does not blur as it does wall time.
 
 Run: .venv/bin/python benchmarks/bench_proxy.py [rounds] [sizes]
      rounds: default 40 (10 MB: a quarter); sizes: bytes, comma-separated (default
@@ -64,6 +66,40 @@ def growing(size: int, count: int) -> list[bytes]:
     return out
 
 
+def growing_responses(size: int, count: int) -> list[bytes]:
+    """`count` Responses bodies of one Codex loop, each the one before with a step more."""
+    text = "é word " * 40
+
+    def step(i: int) -> list[dict[str, Any]]:
+        return [{"type": "reasoning", "id": f"rs_{i}", "summary": [],
+                 "encrypted_content": "enc" * 20},
+                {"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": "ls",
+                 "arguments": "{}"},
+                {"type": "function_call_output", "call_id": f"call_{i}", "output": text}]
+
+    items: list[Any] = [{"role": "user", "content": "look around"}]
+    n = 0
+    per = len(json.dumps(step(0))) - 1
+    length = len(json.dumps(items))
+    while length < size:
+        items += step(n)
+        n, length = n + 1, length + per
+    out = []
+    for _ in range(count):
+        items += step(n)
+        n += 1
+        out.append(json.dumps({"model": "gpt-5.1", "instructions": "You are a coding agent.",
+                               "input": items, "store": False, "stream": False,
+                               "include": ["reasoning.encrypted_content"],
+                               "tools": [{"type": "function", "name": "ls",
+                                          "parameters": {"type": "object"}}]},
+                              ensure_ascii=False).encode())
+    return out
+
+
+RESPONSES = "/v1/responses"
+
+
 def _history(size: int, first: str) -> list[Any]:
     turn = "é word " * 40
     messages: list[Any] = [{"role": "user", "content": first + turn},
@@ -101,12 +137,13 @@ async def _ready(url: str, timeout: float = 120) -> None:
 
 async def _one(s: aiohttp.ClientSession, url: str, data: bytes,
                path: str = "/v1/messages") -> float:
+    headers = {"content-type": "application/json", "x-api-key": "k",
+               "anthropic-version": "2023-06-01"} if path != RESPONSES else {
+        "content-type": "application/json", "authorization": "Bearer k"}
     start = time.perf_counter()
-    async with s.post(url + path, data=data, headers={
-            "content-type": "application/json", "x-api-key": "k",
-            "anthropic-version": "2023-06-01"}) as r:
+    async with s.post(url + path, data=data, headers=headers) as r:
         await r.read()
-        if r.status != (200 if path == "/v1/messages" else 404):
+        if r.status != (404 if path == "/v1/passed" else 200):
             raise SystemExit(f"{url}: {r.status}")
     return time.perf_counter() - start
 
@@ -117,15 +154,15 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def _row(s: aiohttp.ClientSession, urls: tuple[str, str, str], label: str,
-               bodies: list[bytes]) -> None:
+               bodies: list[bytes], path: str = "/v1/messages") -> None:
     """One line of the table: each body sent direct, through sessionctx and through LiteLLM
     in turn (the first two of `bodies` warm up)."""
     direct, ours, theirs = urls
     added: dict[str, list[float]] = {"ours": [], "theirs": []}
     for i, data in enumerate(bodies):
-        base = await _one(s, direct, data)
-        ours_added = (await _one(s, ours, data) - base) * 1000
-        theirs_added = (await _one(s, theirs, data) - base) * 1000
+        base = await _one(s, direct, data, path)
+        ours_added = (await _one(s, ours, data, path) - base) * 1000
+        theirs_added = (await _one(s, theirs, data, path) - base) * 1000
         if i >= 2:
             added["ours"].append(ours_added)
             added["theirs"].append(theirs_added)
@@ -151,6 +188,8 @@ async def measure(direct: str, ours: str, theirs: str, rounds: int,
             # what agents send: the same history with a turn more each time; and bodies
             # the proxy has never seen (each a new conversation), checked whole
             await _row(s, urls, "1000K +turn", growing(1_000_000, rounds + 2))
+            await _row(s, urls, "1000K +step R", growing_responses(1_000_000, rounds + 2),
+                       RESPONSES)
             await _row(s, urls, "1000K new", [body(1_000_000, False, first=f"conversation {i}")
                                               for i in range(rounds + 2)])
         data = body(1_000_000, False)
@@ -178,15 +217,17 @@ async def cpu(ours: str, our_pid: int, theirs: str, their_pid: int, rounds: int)
     n = max(rounds, 20)
     kinds = {"the same body": [body(1_000_000, False)] * (n + 1),
              "a turn more": growing(1_000_000, n + 1),
+             "a step more, Responses": growing_responses(1_000_000, n + 1),
              "never seen": [body(1_000_000, False, first=f"cpu {i}") for i in range(n + 1)]}
     async with aiohttp.ClientSession() as s:
         for kind, bodies in kinds.items():
             used = []
+            path = RESPONSES if "Responses" in kind else "/v1/messages"
             for url, pid in ((ours, our_pid), (theirs, their_pid)):
-                await _one(s, url, bodies[0])
+                await _one(s, url, bodies[0], path)
                 start = _cpu_ms(pid)
                 for data in bodies[1:]:
-                    await _one(s, url, data)
+                    await _one(s, url, data, path)
                 used.append((_cpu_ms(pid) - start) / n)
             print(f"CPU per 1 MB request, {kind}: sessionctx {used[0]:.1f} ms, LiteLLM "
                   f"{used[1]:.1f} ms, ratio {used[0] / used[1]:.3f}")
@@ -238,13 +279,19 @@ def main() -> None:
                   model: anthropic/claude-sonnet-4-5
                   api_base: {direct}
                   api_key: k
+              - model_name: gpt-5.1
+                litellm_params:
+                  model: openai/gpt-5.1
+                  api_base: {direct}/v1
+                  api_key: k
             general_settings: {{}}
         """))
         procs = [
             subprocess.Popen([sys.executable, str(STUB), "--port", str(stub)], env=ENV,
                              stdout=subprocess.DEVNULL),
             subprocess.Popen([sys.executable, "-m", "sessionctx.cli", "proxy", "--port",
-                              str(ours), "--upstream", f"anthropic={direct}", "--store",
+                              str(ours), "--upstream", f"anthropic={direct}", "--upstream",
+                              f"openai={direct}", "--store",
                               f"sqlite:///{tmp}/audit.db"], env=ENV,
                              stderr=subprocess.DEVNULL),
             subprocess.Popen([str(Path(sys.executable).parent / "litellm"), "--config",

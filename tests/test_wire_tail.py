@@ -1,7 +1,8 @@
 """The check of a history at its tail (providers/wire_tail.py) and the proxy's memory of valid
-bodies (proxy/known.py) give the validator's own verdict: on generated Anthropic bodies,
-valid and broken, a body that extends a valid one is valid by the tail check exactly when
-`wire.violations` finds nothing in the whole body; the other APIs are always checked whole."""
+bodies (proxy/known.py) give the validator's own verdict: on generated bodies of each API
+(Anthropic here, the others from tests/tail_bodies.py), valid and broken, a body that extends a
+valid one is valid by the tail check exactly when `wire.violations` finds nothing in the whole
+body, and the counts carried over are those of a count of the whole body."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from typing import Any
 import pytest
 
 from sessionctx.providers.wire import violations
-from sessionctx.providers.wire_tail import extends, tally
+from sessionctx.providers.wire_tail import HISTORY, extends, tally
 from sessionctx.proxy.known import Known
+from tests.tail_bodies import GENERATED
 
 CACHE = {"type": "ephemeral"}
 IDS = ["toolu_a", "toolu_b", "toolu_c", "toolu_d", "bad id!"]
@@ -140,29 +142,34 @@ def _shared(old: list[Any], new: list[Any]) -> int:
     return n
 
 
-def test_the_tail_check_agrees_with_the_whole_validator():
+ALL = {"anthropic": ("claude-sonnet-4-5", _body, _grown), **GENERATED}
+
+
+@pytest.mark.parametrize("api", sorted(ALL))
+def test_the_tail_check_agrees_with_the_whole_validator(api):
+    model, make, grow = ALL[api]
+    key = HISTORY[api]
     verdicts = {True: 0, False: 0}
     for seed in range(2500):
         rng = random.Random(seed)
-        old = _body(rng)
-        counted = tally(old["messages"])
-        if not _valid(old) or counted is None:
+        old = make(rng)
+        counted = tally(api, old[key])
+        if violations(api, old, model, from_text=True) or counted is None:
             continue
-        new = _grown(rng, old)
-        at = counted.window(_shared(old["messages"], new["messages"]))
+        new = grow(rng, old)
+        at = counted.window(_shared(old[key], new[key]))
         if at is None:
             continue
-        others = {k: v for k, v in new.items() if k != "messages"}
-        whole = _valid(new)
-        tail = extends("anthropic", new["model"], others, new["messages"][at:], at, counted)
-        assert (tail is not None) == whole, (seed, at, violations(
-            "anthropic", new, new["model"], from_text=True))
-        verdicts[whole] += 1
+        others = {k: v for k, v in new.items() if k != key}
+        found = violations(api, new, model, from_text=True)
+        tail = extends(api, model, others, new[key][at:], at, counted)
+        assert (tail is not None) == (not found), (seed, at, found)
+        verdicts[not found] += 1
         if tail is not None:  # the carried counts are those of the whole body
-            again = tally(new["messages"])
+            again = tally(api, new[key])
             assert again is not None
-            assert (tail.images, tail.marks, tail.ids, tail.prompts) == (
-                again.images, again.marks, again.ids, again.prompts)
+            assert (tail.images, tail.marks, tail.ids, tail.starts) == (
+                again.images, again.marks, again.ids, again.starts)
     assert verdicts[True] > 150 and verdicts[False] > 150, verdicts
 
 
@@ -170,24 +177,27 @@ def _raw(body: dict[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def test_known_bodies_answer_as_the_validator_does():
+@pytest.mark.parametrize("api", sorted(ALL))
+def test_known_bodies_answer_as_the_validator_does(api):
+    model, make, grow = ALL[api]
     checked = {True: 0, False: 0}
     for seed in range(1500):
         rng = random.Random(seed)
-        old = _body(rng)
-        if not _valid(old):
+        old = make(rng)
+        if violations(api, old, model, from_text=True):
             continue
         known = Known()
         raw = _raw(old)
-        assert not known.valid("anthropic", None, raw)  # nothing is known yet
-        known.remember("anthropic", None, raw, json.loads(raw))
-        assert known.valid("anthropic", None, bytes(bytearray(raw)))  # the same bytes again
-        new = _grown(rng, old)
-        said = known.valid("anthropic", None, _raw(new))
-        assert not said or _valid(new), seed  # never valid where the validator finds a fault
+        assert not known.valid(api, model, raw)  # nothing is known yet
+        known.remember(api, model, raw, json.loads(raw))
+        assert known.valid(api, model, bytes(bytearray(raw)))  # the same bytes again
+        new = grow(rng, old)
+        said = known.valid(api, model, _raw(new))
+        # never valid where the validator finds a fault
+        assert not said or not violations(api, new, model, from_text=True), seed
         checked[said] += 1
         if said:  # and the new body is known in its turn
-            assert known.valid("anthropic", None, _raw(new))
+            assert known.valid(api, model, _raw(new))
     assert checked[True] > 100 and checked[False] > 50, checked
 
 
@@ -208,13 +218,25 @@ def test_a_body_is_only_known_with_the_same_other_keys_and_model():
 
 
 @pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "gemini"])
-def test_other_apis_are_always_checked_whole(api):
-    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}],
+def test_a_history_under_another_key_or_of_another_shape_is_checked_whole(api):
+    """Each API's history is under its own key; a Responses input given as a string, or an
+    API the memory does not take, is not remembered."""
+    body = {"model": "gpt-5.1", "messages": [{"role": "user", "content": "hi"}],
             "input": [{"role": "user", "content": "hi"}],
             "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
     known = Known()
     known.remember(api, None, _raw(body), body)
-    assert not known.valid(api, None, _raw(body))
+    assert known.valid(api, None, _raw(body))
+    others = [{k: v for k, v in body.items() if k != HISTORY[api]}]
+    if api == "openai-responses":
+        others.append({**body, "input": "hi"})
+    for other in others:
+        known = Known()
+        known.remember(api, None, _raw(other), other)
+        assert not known.valid(api, None, _raw(other))
+    known = Known()
+    known.remember("bedrock", None, _raw(body), body)
+    assert not known.valid("bedrock", None, _raw(body))
 
 
 def test_memory_is_bounded():
@@ -245,7 +267,7 @@ def test_images_and_breakpoints_before_the_window_count_towards_the_limits():
         {"role": "assistant", "content": [{"type": "text", "text": "seen",
                                            "cache_control": CACHE}]},
         {"role": "user", "content": [{"type": "text", "text": "and?", "cache_control": CACHE}]}]}
-    counted = tally(old["messages"])
+    counted = tally("anthropic", old["messages"])
     assert _valid(old) and counted is not None and counted.images[-1] == 99
     at = counted.window(len(old["messages"]))
     assert at == 4
@@ -261,3 +283,34 @@ def test_images_and_breakpoints_before_the_window_count_towards_the_limits():
     assert counted.window(at + 1) == at
     assert not _valid({**old, "messages": new})  # five breakpoints: four in the window
     assert extends("anthropic", None, others, new[at:], at, counted) is None
+
+
+def _step(i: int, call: str | None = None) -> list[dict[str, Any]]:
+    cid = call or f"call_{i}"
+    return [{"type": "reasoning", "id": f"rs_{i}", "summary": [], "encrypted_content": "e"},
+            {"type": "function_call", "id": f"fc_{i}", "call_id": cid, "name": "ls",
+             "arguments": "{}"},
+            {"type": "function_call_output", "call_id": cid, "output": "out"}]
+
+
+def test_a_responses_window_starts_where_no_call_waits_and_knows_the_earlier_calls():
+    """In a Codex loop the window is the last step (from its reasoning, where no call waits);
+    a call id used before the window, or an output for a call answered before it, is refused
+    as the whole check refuses it."""
+    api, key = "openai-responses", "input"
+    old: dict[str, Any] = {"model": "gpt-5.1", "instructions": "be brief",
+                           "input": [{"role": "user", "content": "go"}, *_step(0), *_step(1)]}
+    counted = tally(api, old[key])
+    assert not violations(api, old, "gpt-5.1") and counted is not None
+    assert counted.starts == [0, 1, 4] and counted.ids == {"call_0": 2, "call_1": 5}
+    at = counted.window(len(old[key]))
+    assert at == 4  # the reasoning of the last step: its call is answered after it
+    others = {"model": "gpt-5.1", "instructions": "be brief"}
+    for extra, ok in ((_step(2), True), (_step(2, "call_0"), False),
+                      ([{"type": "function_call_output", "call_id": "call_0", "output": "x"}],
+                       False)):
+        new = {**old, key: old[key] + extra}
+        assert (not violations(api, new, "gpt-5.1")) is ok
+        assert (extends(api, None, others, new[key][at:], at, counted) is not None) is ok
+    blank = {**others, "instructions": " "}  # the other keys are checked with the window
+    assert extends(api, None, blank, old[key][at:] + _step(2), at, counted) is None

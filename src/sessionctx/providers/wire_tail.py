@@ -1,105 +1,195 @@
 """A history that extends one already found valid, checked only where it is new.
 
-Agents resend the whole history with a turn more. When the messages before some point are
-those of a body the provider's validator passed (same model, same other keys), the validator
-(`wire.violations`, the one home of the rules) only needs to see the window from the last
-user prompt the two bodies share: a user message with no tool result, where no call is
-waiting and from where a turn's rules (pairing, placement, thinking, prefill) look no further
-back. What the earlier messages count towards request-wide limits (unique call ids, images,
-cache breakpoints) is carried over as a `Tally`, so the verdict is the one the validator
-gives for the whole body. (A tool block needs definitions: the earlier body had the same, so
-its blocks had them.) Anthropic Messages only: other
-bodies are checked whole.
+Agents resend the whole history with a turn more. When the items before some point are those
+of a body the provider's validator passed (same model, same other keys), the validator
+(`wire.violations`, the one home of the rules) only needs to see the window from a point both
+bodies share where no rule of that API looks further back ("a start"), with what the earlier
+items count towards request-wide rules carried over as a `Tally`, so the verdict is the one the
+validator gives for the whole body. Where a window may start, and what is carried, per API:
+
+- Anthropic Messages: a user prompt (a user message with no tool result), where no call is
+  waiting and from where a turn's rules (pairing, placement, thinking, prefill) look no further
+  back; carried: unique call ids, images, cache breakpoints. (A tool block needs definitions:
+  the earlier body had the same, so its blocks had them.)
+- OpenAI Chat: any message but a `tool` one (the pairing of calls with tool messages runs from
+  an assistant message through the tool messages right after it); carried: unique call ids.
+- OpenAI Responses: an item no call waits at (every earlier function_call answered) that is not
+  one the model wrote, or is reasoning (a function_call with an item id looks back over the
+  model's items to its reasoning, and stops at either); carried: the call ids, so a call id
+  used again is found (an output for a call answered before the window has no call in the
+  window, which the validator refuses as it refuses a second output in the whole body).
+  `instructions` is a key like the others: the same bytes, checked with the window.
+- Gemini: a user turn with no function response (a turn's rules look one turn back, to the
+  calls a response answers); nothing is carried: its validator counts nothing request-wide.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from sessionctx.providers.anthropic import CACHE, _breakpoints, _marked
+from sessionctx.providers.openai_responses import _model_item
 from sessionctx.providers.registry import provider as registered
-from sessionctx.providers.wire import ANTHROPIC, _model, violations
+from sessionctx.providers.wire import (
+    ANTHROPIC,
+    GEMINI,
+    HISTORY_KEYS,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    _model,
+    _responses_item,
+    violations,
+)
 
-__all__ = ["TAILED", "Tally", "extends", "tally"]
+__all__ = ["HISTORY", "TAILED", "Tally", "extends", "tally"]
 
-TAILED = frozenset({ANTHROPIC})  # the APIs whose bodies can be checked at their tail
+# the APIs whose bodies can be checked at their tail, and the key of each one's list of items
+TAILED = frozenset({ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI})
+HISTORY = {api: HISTORY_KEYS[api][0] for api in TAILED}
 
 
 @dataclass(frozen=True, slots=True)
 class Tally:
     """What a history counts: `images[i]` and `marks[i]` (cache breakpoints) over its first i
-    messages; each call id with the message that holds it; the user prompts (messages with no
-    tool result) in order; whether a call id came twice."""
+    items (Anthropic; zero elsewhere); each call id with the item that holds it; the items a
+    window may start at, in order; whether a call id came twice."""
 
     images: list[int]
     marks: list[int]
     ids: dict[str, int]
-    prompts: list[int]
+    starts: list[int]
     twice: bool = False
 
     def window(self, shared: int) -> int | None:
-        """Where the check of a history whose first `shared` messages are this one's starts:
-        the last prompt before them (None: none after the first message)."""
-        k = bisect_left(self.prompts, shared) - 1
-        return self.prompts[k] if k >= 0 and self.prompts[k] > 0 else None
+        """Where the check of a history whose first `shared` items are this one's starts: the
+        last start before them (None: none after the first item)."""
+        k = bisect_left(self.starts, shared) - 1
+        return self.starts[k] if k >= 0 and self.starts[k] > 0 else None
 
 
-def tally(messages: list[Any], base: Tally | None = None, at: int = 0) -> Tally | None:
-    """`base`'s counts of the first `at` messages with `messages` (those from `at` on) counted;
-    None for a message whose shape the counts do not cover (the body is then checked whole)."""
+@dataclass(slots=True)
+class _Count:
+    """A tally being counted; `waiting`: the call ids no output has answered yet (Responses)."""
+
+    images: list[int]
+    marks: list[int]
+    ids: dict[str, int]
+    starts: list[int]
+    waiting: set[str] = field(default_factory=set)
+    twice: bool = False
+
+    def call(self, cid: Any, i: int) -> None:
+        if isinstance(cid, str):
+            self.twice = self.twice or cid in self.ids
+            self.ids.setdefault(cid, i)
+            self.waiting.add(cid)
+
+
+def tally(api: str, items: list[Any], base: Tally | None = None, at: int = 0) -> Tally | None:
+    """`base`'s counts of the first `at` items (`at` one of its starts) with `items` (those
+    from `at` on) counted; None for an item whose shape the counts do not cover (the body is
+    then checked whole)."""
     if base is None or at == 0:
-        images, marks, ids, prompts = [0], [0], {}, []
-    else:
-        images, marks = base.images[:at + 1], base.marks[:at + 1]
-        ids = {k: v for k, v in base.ids.items() if v < at}
-        prompts = base.prompts[:bisect_left(base.prompts, at)]
-    seen_images, seen_marks, twice = images[-1], marks[-1], False
-    for i, m in enumerate(messages, at):
-        if type(m) is not dict:
+        count = _Count([0], [0], {}, [])
+    else:  # at a start no call waits
+        count = _Count(base.images[:at + 1], base.marks[:at + 1],
+                       {k: v for k, v in base.ids.items() if v < at},
+                       base.starts[:bisect_left(base.starts, at)])
+    step = _STEPS[api]
+    for i, item in enumerate(items, at):
+        count.images.append(count.images[-1])  # the step adds those of item i to these
+        count.marks.append(count.marks[-1])
+        if type(item) is not dict or not step(item, i, count):
             return None
-        role, content = m.get("role"), m.get("content")
-        result = False
-        if role != "system" and type(content) is list:  # a system aside is not checked
-            for b in content:
-                if type(b) is not dict:
-                    return None
-                kind = b.get("type")
-                seen_marks += len(_marked(b))
-                if kind == "image":
-                    seen_images += 1
-                elif kind == "tool_result":
-                    result = True
-                    inner = b.get("content")
-                    for x in inner if type(inner) is list else ():
-                        if type(x) is not dict or x.get("type") in ("tool_use", "tool_result"):
-                            return None
-                        seen_images += x.get("type") == "image"
-                elif kind == "tool_use" and isinstance(b.get("id"), str):
-                    twice = twice or b["id"] in ids
-                    ids.setdefault(b["id"], i)
-        if role == "user" and not result:
-            prompts.append(i)
-        images.append(seen_images)
-        marks.append(seen_marks)
-    return Tally(images, marks, ids, prompts, twice)
+    return Tally(count.images, count.marks, count.ids, count.starts, count.twice)
+
+
+def _anthropic(m: dict[str, Any], i: int, count: _Count) -> bool:
+    role, content = m.get("role"), m.get("content")
+    result = False
+    if role != "system" and type(content) is list:  # a system aside is not checked
+        for b in content:
+            if type(b) is not dict:
+                return False
+            kind = b.get("type")
+            count.marks[-1] += len(_marked(b))
+            if kind == "image":
+                count.images[-1] += 1
+            elif kind == "tool_result":
+                result = True
+                inner = b.get("content")
+                for x in inner if type(inner) is list else ():
+                    if type(x) is not dict or x.get("type") in ("tool_use", "tool_result"):
+                        return False
+                    count.images[-1] += x.get("type") == "image"
+            elif kind == "tool_use":
+                count.call(b.get("id"), i)
+    if role == "user" and not result:
+        count.starts.append(i)
+    return True
+
+
+def _chat(m: dict[str, Any], i: int, count: _Count) -> bool:
+    role = m.get("role")
+    if role != "tool":
+        count.starts.append(i)
+    if role == "assistant":
+        calls = m.get("tool_calls") or []
+        if type(calls) is not list:
+            return False
+        for c in calls:
+            if type(c) is not dict:
+                return False
+            count.call(c.get("id"), i)
+    return True
+
+
+def _responses(item: dict[str, Any], i: int, count: _Count) -> bool:
+    item = _responses_item(item)
+    kind = item.get("type")
+    if not count.waiting and (kind == "reasoning" or not _model_item(item)):
+        count.starts.append(i)
+    if kind == "function_call":
+        count.call(item.get("call_id"), i)
+    elif kind == "function_call_output" and isinstance(item.get("call_id"), str):
+        # an output for a call answered before the window has no call in it: the validator
+        # refuses it there as it refuses a second output in the whole body
+        count.waiting.discard(item["call_id"])
+    return True
+
+
+def _gemini(c: dict[str, Any], i: int, count: _Count) -> bool:
+    parts = c.get("parts")
+    if type(parts) is not list or any(type(p) is not dict for p in parts):
+        return False
+    if c.get("role") == "user" and not any("functionResponse" in p for p in parts):
+        count.starts.append(i)
+    return True
+
+
+_STEPS: dict[str, Callable[[dict[str, Any], int, _Count], bool]] = {
+    ANTHROPIC: _anthropic, OPENAI_CHAT: _chat, OPENAI_RESPONSES: _responses, GEMINI: _gemini}
 
 
 def extends(api: str, model: str | None, others: dict[str, Any], window: list[Any], at: int,
             prior: Tally) -> Tally | None:
-    """The tally of a body whose first `at` messages are those `prior` counted in a valid body
+    """The tally of a body whose first `at` items are those `prior` counted in a valid body
     with the same `others` (every key but the history) and `model` (None: the body's own),
-    `at` being `prior.window(...)`, and whose messages from `at` on are `window`; None when the
+    `at` being `prior.window(...)`, and whose items from `at` on are `window`; None when the
     body breaks a rule (or cannot be counted)."""
     if api not in TAILED or at <= 0:
         return None
     model = model if model is not None else _model(others)
-    counted = tally(window, prior, at)
+    counted = tally(api, window, prior, at)
     if counted is None or counted.twice:
         return None
-    if violations(api, {**others, "messages": window}, model, from_text=True):
+    if violations(api, {**others, HISTORY[api]: window}, model, from_text=True):
         return None
+    if api != ANTHROPIC:
+        return counted
     cap, _ = registered(api).capability(model)
     if cap.max_images is not None and counted.images[-1] > cap.max_images:
         return None

@@ -2,12 +2,14 @@
 count of its tokens before the request itself) needs no check, and one that extends a known
 body by new turns is checked only where it is new (`providers/wire_tail.py`).
 
-A body is matched by its bytes: its keys besides the history must be the same bytes as the
-known body's, and the shared messages are the messages whose bytes are the same, so a
-verdict is never carried to anything it was not given for. Bodies are read as JSON text
-split into the raw bytes of each key and message (msgspec `Raw`), without building the
-objects of the history; only the window's messages are decoded. Memory is bounded: the
-least recently used bodies go first.
+A body is matched by its bytes: its keys besides the history (`wire_tail.HISTORY`: Anthropic
+and Chat `messages`, Responses `input`, Gemini `contents`) must be the same bytes as the known
+body's, and the shared messages are the messages whose bytes are the same, so a verdict is
+never carried to anything it was not given for (a Responses body with `previous_response_id`,
+which the proxy never checks, is never remembered, so no body with that key matches). Bodies
+are read as JSON text split into the raw bytes of each key and message (msgspec `Raw`),
+without building the objects of the history; only the window's messages are decoded. Memory
+is bounded: the least recently used bodies go first.
 """
 
 from __future__ import annotations
@@ -19,11 +21,10 @@ from typing import Any
 
 import msgspec
 
-from sessionctx.providers.wire_tail import TAILED, Tally, extends, tally
+from sessionctx.providers.wire_tail import HISTORY, TAILED, Tally, extends, tally
 
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _LIST = msgspec.json.Decoder(list[msgspec.Raw])
-HISTORY = "messages"  # the history key of the APIs in TAILED
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ class _Entry:
     raw: bytes
     others: dict[str, msgspec.Raw]  # every key but the history, as its bytes
     decoded: dict[str, Any]  # the same keys decoded, for the validator
-    messages: list[msgspec.Raw]
+    messages: list[msgspec.Raw]  # the history's items (messages, input items, contents)
     tally: Tally
 
 
@@ -55,7 +56,7 @@ class Known:
                 self._by_start.move_to_end(same)
                 return True
         try:
-            split = _split(raw)
+            split = _split(raw, HISTORY[api])
             if split is None:
                 return False
             others, messages = split
@@ -78,17 +79,18 @@ class Known:
 
     def remember(self, api: str, model: str | None, raw: bytes, body: dict[str, Any]) -> None:
         """`raw` (decoded: `body`) was checked whole and found valid."""
-        if api not in TAILED or not isinstance(body.get(HISTORY), list):
+        history = HISTORY.get(api)
+        if history is None or not isinstance(body.get(history), list):
             return
         try:
-            split = _split(raw)
-            counted = tally(body[HISTORY])
+            split = _split(raw, history)
+            counted = tally(api, body[history])
         except Exception:
             return
         if split is None or counted is None or counted.twice:
             return
         others, messages = split
-        decoded = {k: v for k, v in body.items() if k != HISTORY}
+        decoded = {k: v for k, v in body.items() if k != history}
         self._put(api, model, _key(api, model, others, messages),
                   _Entry(raw, others, decoded, messages, counted))
 
@@ -110,10 +112,10 @@ class Known:
         self._bytes -= len(entry.raw)
 
 
-def _split(raw: bytes) -> tuple[dict[str, msgspec.Raw], list[msgspec.Raw]] | None:
-    """The body's keys but the history, and its messages, each as its bytes."""
+def _split(raw: bytes, key: str) -> tuple[dict[str, msgspec.Raw], list[msgspec.Raw]] | None:
+    """The body's keys but the history (under `key`), and its items, each as its bytes."""
     top = _TOP.decode(raw)
-    history = top.pop(HISTORY, None)
+    history = top.pop(key, None)
     if history is None:
         return None
     messages = _LIST.decode(history)
