@@ -4,6 +4,7 @@ provider's upstream at one base URL (the strict stub's, tests/strict_stub.py).""
 from __future__ import annotations
 
 import asyncio
+import http.client
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -40,3 +41,17 @@ def running_proxy(base: str, store: str | None = None, *,
 
     with in_thread(begin) as running:
         yield running
+
+
+def post(url: str, path: str, body: bytes, headers: dict[str, str] | None = None,
+         method: str = "POST", timeout: float = 30) -> tuple[int, dict[str, str], bytes]:
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers={"content-type": "application/json",
+                                                       "x-api-key": "k", **(headers or {})})
+        response = conn.getresponse()
+        data = response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+    finally:
+        conn.close()

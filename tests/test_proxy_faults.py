@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from sessionctx.cli import main
 from sessionctx.proxy.server import STATE_NOTE, WEBSOCKET_LINE
-from tests.proxy_thread import RunningProxy, running_proxy
+from tests.proxy_thread import RunningProxy, post, running_proxy
 from tests.strict_stub import StrictStub, serve
 
 VALID = {"model": "claude-sonnet-4-5", "max_tokens": 8,
@@ -33,20 +33,6 @@ def wire(tmp_path: Path) -> Iterator[tuple[StrictStub, RunningProxy, str]]:
     store = f"sqlite:///{tmp_path / 'audit.db'}"
     with serve([DONE] * 60) as up, running_proxy(up.url, store) as proxy:
         yield up, proxy, store
-
-
-def post(url: str, path: str, body: bytes, headers: dict[str, str] | None = None,
-         method: str = "POST", timeout: float = 30) -> tuple[int, dict[str, str], bytes]:
-    host, port = url.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
-    try:
-        conn.request(method, path, body=body, headers={"content-type": "application/json",
-                                                       "x-api-key": "k", **(headers or {})})
-        response = conn.getresponse()
-        data = response.read()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, data
-    finally:
-        conn.close()
 
 
 def test_upstream_down_is_a_502_that_names_the_proxy():

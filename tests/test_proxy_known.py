@@ -4,7 +4,6 @@ extension that breaks a rule is repaired exactly as `repair_request` repairs it.
 
 from __future__ import annotations
 
-import http.client
 import json
 from typing import Any
 
@@ -13,22 +12,8 @@ import pytest
 
 from sessionctx.providers.wire import repair_request
 from sessionctx.providers.wire_tail import extends
-from tests.proxy_thread import running_proxy
+from tests.proxy_thread import post, running_proxy
 from tests.strict_stub import serve
-
-
-def _post(url: str, body: bytes) -> tuple[int, dict[str, str]]:
-    host, port = url.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=30)
-    try:
-        conn.request("POST", "/v1/messages", body=body, headers={
-            "content-type": "application/json", "x-api-key": "k",
-            "anthropic-version": "2023-06-01"})
-        response = conn.getresponse()
-        response.read()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}
-    finally:
-        conn.close()
 
 
 def _turns(n: int) -> list[dict[str, Any]]:
@@ -67,9 +52,10 @@ def test_repeats_and_new_turns_pass_as_their_bytes_and_breaks_are_repaired(monke
         {"role": "user", "content": "go on, once more"}]}
     with serve() as up, running_proxy(up.url) as proxy:
         for data in sent:
-            status, headers = _post(proxy.url, data)
+            status, headers, _ = post(proxy.url, "/v1/messages", data)
             assert status == 200 and "x-sessionctx-changes" not in headers
-        status, headers = _post(proxy.url, json.dumps(broken, ensure_ascii=False).encode())
+        status, headers, _ = post(proxy.url, "/v1/messages",
+                                  json.dumps(broken, ensure_ascii=False).encode())
         assert status == 200 and headers["x-sessionctx-changes"] != "0"
     assert [up.raw(i) for i in range(len(sent))] == sent  # byte for byte
     assert up.raw(-1) == msgspec.json.encode(repair_request("anthropic", broken).body)
@@ -85,10 +71,10 @@ def test_a_body_spelt_otherwise_is_checked_whole(spacing, monkeypatch):
                             "messages": [*_turns(2), {"role": "user", "content": "go"}]}
     with serve() as up, running_proxy(up.url) as proxy:
         first = json.dumps(body).encode()
-        _post(proxy.url, first)
+        post(proxy.url, "/v1/messages", first)
         body["messages"] += [{"role": "assistant", "content": "ok"},
                              {"role": "user", "content": "more"}]
         again = json.dumps(body, indent=spacing).encode()
-        _post(proxy.url, again)
+        post(proxy.url, "/v1/messages", again)
     assert [up.raw(i) for i in range(len(up.requests))] == [first, again]
     assert calls == ([1] if spacing is None else [])  # other spacing: other bytes, no match

@@ -6,7 +6,6 @@ a stored response (`previous_response_id`) is never taken for a known one."""
 
 from __future__ import annotations
 
-import http.client
 import json
 from collections.abc import Callable
 from typing import Any
@@ -17,25 +16,12 @@ import pytest
 from sessionctx.providers.wire import repair_request
 from sessionctx.providers.wire_tail import HISTORY, extends
 from sessionctx.proxy.server import STATE_NOTE
-from tests.proxy_thread import running_proxy
+from tests.proxy_thread import post, running_proxy
 from tests.strict_stub import serve
 
 GEMINI_MODEL = "gemini-3-pro"
 PATHS = {"openai-chat": "/v1/chat/completions", "openai-responses": "/v1/responses",
          "gemini": f"/v1beta/models/{GEMINI_MODEL}:generateContent"}
-
-
-def _post(url: str, path: str, body: bytes) -> tuple[int, dict[str, str]]:
-    host, port = url.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=30)
-    try:
-        conn.request("POST", path, body=body, headers={
-            "content-type": "application/json", "authorization": "Bearer k"})
-        response = conn.getresponse()
-        response.read()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}
-    finally:
-        conn.close()
 
 
 def _chat(i: int) -> list[dict[str, Any]]:
@@ -136,9 +122,9 @@ def test_repeats_and_new_turns_pass_as_their_bytes_and_breaks_are_repaired(api, 
     path = PATHS[api]
     with serve() as up, running_proxy(up.url) as proxy:
         for data in sent:
-            status, headers = _post(proxy.url, path, data)
+            status, headers, _ = post(proxy.url, path, data)
             assert status == 200 and "x-sessionctx-changes" not in headers
-        status, headers = _post(proxy.url, path, json.dumps(broken, ensure_ascii=False).encode())
+        status, headers, _ = post(proxy.url, path, json.dumps(broken, ensure_ascii=False).encode())
         assert status == 200 and headers["x-sessionctx-changes"] != "0"
     assert [up.raw(i) for i in range(len(sent))] == sent  # byte for byte
     model = GEMINI_MODEL if api == "gemini" else None
@@ -157,8 +143,8 @@ def test_a_response_that_continues_a_stored_one_is_never_known(monkeypatch):
     stored = {**body, "previous_response_id": "resp_1",
               "input": [*items, *_unanswered("openai-responses")]}
     with serve() as up, running_proxy(up.url) as proxy:
-        assert _post(proxy.url, PATHS["openai-responses"], first)[0] == 200
-        _, headers = _post(proxy.url, PATHS["openai-responses"],
+        assert post(proxy.url, PATHS["openai-responses"], first)[0] == 200
+        _, headers, _ = post(proxy.url, PATHS["openai-responses"],
                            json.dumps(stored).encode())
         assert headers.get("x-sessionctx-note") == STATE_NOTE
         assert "x-sessionctx-changes" not in headers
