@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
+import msgspec
+
 from sessionctx import decoding
 from sessionctx.changes import Source
 from sessionctx.records import (
@@ -135,6 +137,20 @@ def parse_arguments(arguments: Any) -> Any:
 
 def as_int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def object_lines(raw: bytes) -> dict[int, dict[str, Any]]:
+    """Each JSON object line of a JSONL file by its line number, in file order; the lines an
+    agent's compaction entry is written against (other lines are left out)."""
+    out = {}
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            entry = msgspec.json.decode(line) if line.strip() else None
+        except msgspec.DecodeError:
+            continue
+        if isinstance(entry, dict):
+            out[number] = entry
+    return out
 
 
 def jsonl_objects(raw: bytes, path: str | None, result: ReadResult,

@@ -15,32 +15,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import msgspec
-
 from sessionctx.errors import CompactionError
+from sessionctx.formats.common import object_lines
 
 SUMMARY_INTRO = ("This session continues an earlier conversation that was compacted; its "
                  "summary follows.\n\n")
 SHARED = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch")
 
 
-def _entries(raw: bytes) -> dict[int, dict[str, Any]]:
-    out = {}
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        try:
-            entry = msgspec.json.decode(line) if line.strip() else None
-        except msgspec.DecodeError:
-            continue
-        if isinstance(entry, dict):
-            out[number] = entry
-    return out
-
-
 def compaction_lines(raw: bytes, *, kept_lines: list[int], summary: str, tokens_before: int,
                      at: str) -> list[dict[str, Any]]:
     """The lines to append to the Claude Code transcript `raw`: boundary, summary, then a copy
     of each conversation entry at `kept_lines`."""
-    entries = _entries(raw)
+    entries = object_lines(raw)
     chat = [e for e in entries.values() if e.get("type") in ("user", "assistant")
             and isinstance(e.get("uuid"), str)]
     main = [e for e in chat if e.get("isSidechain") is not True]

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from sessionctx.errors import CompactionError
+from sessionctx.formats.common import object_lines
 
 SUMMARY_INTRO = ("This session continues an earlier conversation that was compacted; its "
                  "summary follows.\n\n")
@@ -23,14 +22,7 @@ SUMMARY_INTRO = ("This session continues an earlier conversation that was compac
 def compaction_lines(raw: bytes, *, kept_lines: list[int], summary: str, tokens_before: int,
                      at: str) -> list[dict[str, Any]]:
     """The one `compacted` line to append to the rollout `raw`."""
-    entries: dict[int, dict[str, Any]] = {}
-    for number, text in enumerate(raw.split(b"\n"), start=1):
-        try:
-            entry = msgspec.json.decode(text) if text.strip() else None
-        except msgspec.DecodeError:
-            continue
-        if isinstance(entry, dict):
-            entries[number] = entry
+    entries = object_lines(raw)
     if not entries:
         raise CompactionError("the rollout holds no line to compact; nothing was written")
     kept = [entries[n]["payload"] for n in sorted(set(kept_lines))

@@ -16,22 +16,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import msgspec
-
 from sessionctx.errors import CompactionError
-
-
-def _entries(raw: bytes) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, entry) for each JSON object line of the file."""
-    out = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        try:
-            entry = msgspec.json.decode(line) if line.strip() else None
-        except msgspec.DecodeError:
-            continue
-        if isinstance(entry, dict):
-            out.append((number, entry))
-    return out
+from sessionctx.formats.common import object_lines
 
 
 def _new_id(taken: set[str]) -> str:
@@ -55,7 +41,7 @@ def compaction_entry(raw: bytes, *, first_kept_line: int, summary: str, tokens_b
                      at: str) -> dict[str, Any]:
     """The `compaction` entry to append to the pi session `raw`: its summary, the id of the
     entry at `first_kept_line` and, as parent, the session's last entry."""
-    entries = _entries(raw)
+    entries = list(object_lines(raw).items())
     header = next((e for _, e in entries if e.get("type") == "session"), {})
     if not isinstance(header.get("version"), int) or header["version"] < 2:
         index = next((i for i, (n, _) in enumerate(entries) if n == first_kept_line), None)
