@@ -26,6 +26,13 @@ from tests.strict_stub import StrictStub, serve
 VALID = {"model": "claude-sonnet-4-5", "max_tokens": 8,
          "messages": [{"role": "user", "content": "hi é"}]}
 DONE = {"text": "done é"}
+# a call left without its result: what a repair takes out
+BROKEN = {**VALID, "messages": [
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+                                       "input": {}}]},
+    {"role": "user", "content": "go"}],
+    "tools": [{"name": "ls", "input_schema": {"type": "object"}}]}
 
 
 @pytest.fixture
@@ -109,15 +116,9 @@ def test_an_unknown_path_passes_through_untouched(wire):
 
 def test_fifty_clients_at_once(wire):
     up, proxy, _ = wire
-    broken = {**VALID, "messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
-                                           "input": {}}]},
-        {"role": "user", "content": "go"}],
-        "tools": [{"name": "ls", "input_schema": {"type": "object"}}]}
 
     def one(i: int) -> int:
-        body = broken if i % 2 else {**VALID, "stream": i % 3 == 0}
+        body = BROKEN if i % 2 else {**VALID, "stream": i % 3 == 0}
         return post(proxy.url, "/v1/messages", json.dumps(body).encode())[0]
 
     with concurrent.futures.ThreadPoolExecutor(50) as pool:
@@ -188,13 +189,7 @@ def test_a_refused_previous_response_id_request_is_not_rebuilt(wire):
 
 def test_proxy_log_prints_what_was_repaired(wire):
     _, proxy, store = wire
-    broken = {**VALID, "messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
-                                           "input": {}}]},
-        {"role": "user", "content": "go"}],
-        "tools": [{"name": "ls", "input_schema": {"type": "object"}}]}
-    post(proxy.url, "/v1/messages", json.dumps(broken).encode(),
+    post(proxy.url, "/v1/messages", json.dumps(BROKEN).encode(),
          headers={"session-id": "codex-1"})
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
