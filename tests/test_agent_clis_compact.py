@@ -45,18 +45,24 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(main, list(args))
 
 
-def test_claude_code_resumes_a_compacted_session(tmp_path: Path) -> None:
-    agents = Agents(tmp_path)
-    original = long_session(30)
-    path = agents.place_claude(original, SESSION)
+def compact(path: Path, tmp_path: Path) -> Any:
+    """`compact --json` of the agent's file with a summarizer program, keeping 3000 tokens: its
+    report. The file's old bytes stay its first bytes (the checkpoint is appended)."""
     before = path.read_bytes()
     script = write_summarizer(tmp_path)
     out = run("compact", str(path), "--summarizer", f"command:{sys.executable} {script}",
               "--keep-tokens", "3000", "--json")
     assert out.exit_code == 0, out.output
-    info = json.loads(out.output)
-    assert info["wrote"] == "compact_boundary"
     assert path.read_bytes().startswith(before)
+    return json.loads(out.output)
+
+
+def test_claude_code_resumes_a_compacted_session(tmp_path: Path) -> None:
+    agents = Agents(tmp_path)
+    original = long_session(30)
+    path = agents.place_claude(original, SESSION)
+    info = compact(path, tmp_path)
+    assert info["wrote"] == "compact_boundary"
     added = [json.loads(x) for x in path.read_text().splitlines()[len(original):]]
     assert added[0]["subtype"] == "compact_boundary" and added[0]["parentUuid"] is None
     assert added[1]["isCompactSummary"] is True and added[1]["parentUuid"] == added[0]["uuid"]
@@ -96,13 +102,7 @@ def test_codex_resumes_a_compacted_rollout(tmp_path: Path) -> None:
     agents = Agents(tmp_path)
     original = long_rollout(30)
     path = agents.place_codex(original, THREAD)
-    before = path.read_bytes()
-    script = write_summarizer(tmp_path)
-    out = run("compact", str(path), "--summarizer", f"command:{sys.executable} {script}",
-              "--keep-tokens", "3000", "--json")
-    assert out.exit_code == 0, out.output
-    info = json.loads(out.output)
-    assert info["wrote"] == "compacted" and path.read_bytes().startswith(before)
+    assert compact(path, tmp_path)["wrote"] == "compacted"
     (line,) = [json.loads(x) for x in path.read_text().splitlines()[len(original):]]
     assert line["ordinal"] == original[-1]["ordinal"] + 1
     history = line["payload"]["replacement_history"]
