@@ -5,9 +5,12 @@ and texts of the built context."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sessionctx.context import Context, build_context
 from sessionctx.inputs import read_input
+from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
+from tests.sdk_types import sdk_check
 
 
 def read_context(path: Path | str, fmt: str) -> Context:
@@ -25,3 +28,16 @@ def context_counts(ctx: Context) -> dict[str, int]:
             "pending": len(ctx.pending_calls),
             "texts": sum(b["type"] == "text" for m in msgs if m["role"] != "toolResult"
                          for b in m["content"])}
+
+
+def accepted_bodies(ctx: Context, label: str = "") -> dict[str, dict[str, Any]]:
+    """The body of each provider built from `ctx` (tools named in the history declared), each
+    checked to pass the provider's validator and its SDK's request types."""
+    out = {}
+    for provider in PROVIDERS:
+        body = build_request(ctx, provider, options=BuildRequestOptions(
+            placeholder_tools=True)).body
+        assert validate(body, provider) == [], (label, provider)
+        sdk_check(provider, body)
+        out[provider] = body
+    return out

@@ -16,11 +16,10 @@ import pytest
 from sessionctx.context import build_context
 from sessionctx.inputs import read_raw
 from sessionctx.messages import call_ids, result_id
-from sessionctx.providers import PROVIDERS, BuildRequestOptions, build_request, validate
 from sessionctx.writeback import repair
 from tests.conftest import FIXTURES
+from tests.format_counts import accepted_bodies
 from tests.repair_helpers import check_ok, repair_json, run
-from tests.sdk_types import sdk_check
 from tests.test_repair_reused_ids import native_pair_repeated
 
 Doc = Any
@@ -147,11 +146,7 @@ def test_repair_renames_the_later_pair(tmp_path: Path, fmt: str) -> None:
     assert not again.written and again.fixes == [] and again.remaining == []
     assert path.read_bytes() == after
 
-    for provider in PROVIDERS:
-        body = build_request(ctx, provider, options=BuildRequestOptions(
-            placeholder_tools=True)).body
-        assert validate(body, provider) == [], provider
-        sdk_check(provider, body)
+    accepted_bodies(ctx)
 
 
 def test_new_id_is_unique_in_the_document(tmp_path: Path) -> None:
