@@ -123,6 +123,23 @@ def text_part(document: Mapping[str, Any]) -> str:
     return f"[document: {label(document)}]\n{document['text']}"
 
 
+def result_texts_and_files(content: list[dict[str, Any]]
+                           ) -> tuple[list[str], list[dict[str, Any]]]:
+    """A tool result's texts (a text document's own text among them) and the images and other
+    files it holds, for the APIs whose tool result carries text only and whose renderer sends
+    the files beside it."""
+    texts: list[str] = []
+    files: list[dict[str, Any]] = []
+    for part in content:
+        if part["type"] == "text":
+            texts.append(part["text"])
+        elif part["type"] == "document" and "text" in part:
+            texts.append(text_part(part))
+        elif part["type"] in ("image", "document"):
+            files.append(part)
+    return texts, files
+
+
 def file_name(document: Mapping[str, Any]) -> str:
     """A file name for APIs that need one."""
     name = document.get("name")

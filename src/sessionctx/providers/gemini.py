@@ -62,17 +62,11 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
             first_call = False
             parts.append(out)
         elif block["type"] == "toolResult":
-            texts = []
-            for held in block["content"]:
-                part = typed(held)
-                if part["type"] == "text":
-                    texts.append(part["text"])
-                elif part["type"] == "document" and "text" in part:
-                    texts.append(documents.text_part(part))
-                elif part["type"] in ("image", "document"):
-                    if trailing is None:
-                        trailing = []
-                    trailing.append(_part(held))
+            texts, files = documents.result_texts_and_files(block["content"])
+            if files:
+                if trailing is None:
+                    trailing = []
+                trailing.extend(_part(held) for held in files)
             key = "error" if block["isError"] else "output"
             parts.append({"functionResponse": {"id": block["id"], "name": block["name"],
                                                "response": {key: "\n".join(texts)}}})

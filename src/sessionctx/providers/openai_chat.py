@@ -67,16 +67,7 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
             out.append({"role": "tool", "tool_call_id": block["id"],
                         "content": [_user_part(b) for b in block["content"]]})
             continue
-        texts: list[str] = []
-        pics: list[Block] = []
-        for b in block["content"]:
-            part = typed(b)
-            if part["type"] == "text":
-                texts.append(part["text"])
-            elif part["type"] == "document" and "text" in part:
-                texts.append(documents.text_part(part))
-            elif part["type"] in ("image", "document"):
-                pics.append(b)
+        texts, pics = documents.result_texts_and_files(block["content"])
         out.append({"role": "tool", "tool_call_id": block["id"],
                     "content": "\n".join(texts) or (f"({len(pics)} image(s) or file(s) "
                                                     "follow)" if pics else "")})
