@@ -16,21 +16,9 @@ from typing import Any
 import pytest
 
 from sessionctx.writeback import repair
-from tests.repair_helpers import run
+from tests.repair_helpers import objects, run
 
 Entry = dict[str, Any]
-
-
-def _objects(raw: bytes) -> list[Entry]:
-    out = []
-    for line in raw.splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            out.append(value)
-    return out
 
 
 def _blocks(entry: Entry) -> list[Entry]:
@@ -43,7 +31,7 @@ def chain_walk(raw: bytes) -> list[Entry]:
     """The entries a chain-walking reader sees, in order: the chain from the newest user or
     assistant entry of the file's own agent to the root, each followed by its side children
     that hold tool results."""
-    entries = [o for o in _objects(raw) if isinstance(o.get("uuid"), str)]
+    entries = [o for o in objects(raw) if isinstance(o.get("uuid"), str)]
     own_side = all(o.get("isSidechain") is True for o in entries
                    if o.get("type") in ("user", "assistant"))
     by_uuid: dict[str, Entry] = {}
@@ -98,7 +86,7 @@ def assert_walk_valid(raw: bytes) -> None:
 def assert_no_false_relink(before: bytes, fixes: list[dict[str, Any]]) -> None:
     """No entry re-linked while a record with its old parent's uuid is still in the file,
     and the change log never says a parent was taken out when it is there."""
-    after_ids = {o.get("uuid") for o in _objects(before)}
+    after_ids = {o.get("uuid") for o in objects(before)}
     for fix in fixes:
         if fix["kind"] == "relinked_child":
             old = fix["detail"]["from"]
@@ -202,7 +190,7 @@ def test_a_record_written_twice_is_read_once_and_keeps_its_children(tmp_path: Pa
     result = repair(str(path), backup=False)
     kinds = [f.kind for f in result.fixes]
     assert "relinked_child" not in kinds and "dropped_duplicate_result" not in kinds
-    entries = _objects(path.read_bytes())
+    entries = objects(path.read_bytes())
     assert [e["uuid"] for e in entries].count("r1") == 2  # both copies stay as stored
     assert next(e for e in entries if e["uuid"] == "a2")["parentUuid"] == "r1"
 
@@ -212,7 +200,7 @@ def test_a_subagent_call_leaves_like_a_main_one(tmp_path: Path) -> None:
     path.write_bytes(CASES["a subagent transcript"])
     result = repair(str(path), backup=False)
     assert [f.kind for f in result.fixes] == ["dropped_unpaired_call", "removed_empty_entry"]
-    assert "a2" not in {e["uuid"] for e in _objects(path.read_bytes())}
+    assert "a2" not in {e["uuid"] for e in objects(path.read_bytes())}
 
 
 def test_check_names_text_before_results_and_repair_puts_results_first(tmp_path: Path
@@ -225,7 +213,7 @@ def test_check_names_text_before_results_and_repair_puts_results_first(tmp_path:
     assert [p["record"]["line"] for p in problems] == [3]
     result = repair(str(path), backup=False)
     assert [(f.kind, f.line) for f in result.fixes] == [("tool_results_moved", 3)]
-    entry = _objects(path.read_bytes())[2]
+    entry = objects(path.read_bytes())[2]
     assert [b.get("tool_use_id", b.get("text")) for b in _blocks(entry)] == ["t1", "t2",
                                                                           "first"]
 
