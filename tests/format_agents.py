@@ -1,7 +1,8 @@
-"""Gemini CLI, opencode, GitHub Copilot CLI and Cline's CLI, run offline against the strict stub.
+"""Gemini CLI, opencode, GitHub Copilot CLI, Cline's CLI and Goose, run offline against the
+strict stub.
 
-`tests/clis_formats/package.json` and its lock pin the four CLIs exactly (opencode and Cline as
-their linux-x64 binary packages); the first use
+`tests/clis_formats/package.json` and its lock pin the five CLIs exactly (opencode, Cline and
+Goose as their linux-x64 binary packages); the first use
 installs them by `npm ci` into a cache folder keyed by the lock's hash (tests/node_readers.py
 `installed`, about 900 MB). They run as tests/agent_clis.py runs Claude Code and Codex: in a
 network namespace holding only loopback, `HOME` in a temporary folder, the stub inside the
@@ -23,6 +24,9 @@ How each is pointed at the stub, with no account and nothing fetched:
   - Cline: `cline auth` with the `openai-compatible` provider and the stub's base URL (only
     that provider takes one), `CLINE_SESSION_BACKEND_MODE=local` (else each run leaves a hub
     daemon behind). Sessions go to `~/.cline/data/sessions/<id>/<id>.messages.json`.
+  - Goose: its `openai` provider (`GOOSE_PROVIDER`, `GOOSE_MODEL`, `OPENAI_HOST` naming the
+    stub, `OPENAI_API_KEY`), `GOOSE_DISABLE_KEYRING` (no secret store here) and `GOOSE_MODE=auto`
+    (no confirmation asked). Its store is `~/.local/share/goose/sessions/sessions.db`.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ GEMINI_VERSION = "0.61.0"
 OPENCODE_VERSION = "1.18.33"
 COPILOT_VERSION = "1.0.102"
 CLINE_VERSION = "3.0.65"
+GOOSE_VERSION = "1.52.0"
 STUB = f"http://127.0.0.1:{PORT}"
 
 GEMINI_SETTINGS = {
@@ -67,7 +72,7 @@ def is_installed() -> bool:
 
 
 class FormatAgents(Agents):
-    """An isolated home for the three CLIs under `root`, and their runs against the stub."""
+    """An isolated home for the five CLIs under `root`, and their runs against the stub."""
 
     def __init__(self, root: Path) -> None:
         super().__init__(root, install())
@@ -85,7 +90,10 @@ class FormatAgents(Agents):
                 "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
                 "COPILOT_PROVIDER_BASE_URL": f"{STUB}/v1", "COPILOT_PROVIDER_TYPE": "openai",
                 "COPILOT_PROVIDER_API_KEY": "sk-stub", "COPILOT_MODEL": "gpt-5",
-                "CLINE_SESSION_BACKEND_MODE": "local", "CLINE_NO_AUTO_UPDATE": "1"}
+                "CLINE_SESSION_BACKEND_MODE": "local", "CLINE_NO_AUTO_UPDATE": "1",
+                "GOOSE_PROVIDER": "openai", "GOOSE_MODEL": "gpt-4o", "OPENAI_HOST": STUB,
+                "OPENAI_API_KEY": "sk-stub", "GOOSE_DISABLE_KEYRING": "1", "GOOSE_MODE": "auto",
+                "GOOSE_TELEMETRY_ENABLED": "false"}
 
     # -- Gemini CLI ----------------------------------------------------------------------------
 
@@ -126,6 +134,15 @@ class FormatAgents(Agents):
 
     def cline_sessions(self) -> list[Path]:
         return sorted((self.home / ".cline" / "data" / "sessions").glob("*/*.messages.json"))
+
+    # -- Goose ---------------------------------------------------------------------------------
+
+    def goose(self, *args: str, **kw: Any) -> Run:
+        binary = self.modules / "@aaif" / "goose-binary-linux-x64" / "bin" / "goose"
+        return self.run([str(binary), *args], **kw)
+
+    def goose_db(self) -> Path:
+        return self.home / ".local" / "share" / "goose" / "sessions" / "sessions.db"
 
 
 if __name__ == "__main__":

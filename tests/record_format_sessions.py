@@ -1,9 +1,9 @@
-"""Record real sessions with the pinned Gemini CLI, opencode, Copilot CLI and Cline's CLI.
+"""Record real sessions with the pinned Gemini CLI, opencode, Copilot CLI, Cline's CLI and Goose.
 
     PYTHONPATH=src python -m tests.record_format_sessions tests/fixtures
 
 Each agent works in a folder holding `app.py` (two lines). The strict stub scripts the same
-session for all four, in each agent's own tool names: two calls in one reply (read app.py, count its
+session for all five, in each agent's own tool names: two calls in one reply (read app.py, count its
 lines in the shell), a read of a file that does not exist (an error result), a text answer;
 then the session is resumed with a second prompt, answered by one more call and a text. A
 second session is cut short: the agent is killed (SIGKILL) while a shell call that sleeps
@@ -20,8 +20,11 @@ runs, as a crash would leave it. Written:
       recorded-3.0.65-killed-call.messages.json, recorded-3.0.65-interrupted-call.messages.json
       (Ctrl-C mid-call: Cline aborted the command and wrote "Command failed: Command was
       aborted" as its result)
+  goose/recorded-1.52.0-tools.db (its sessions.db: the session resumed by name with the
+      second prompt), recorded-1.52.0-killed-call.db, recorded-1.52.0-killed-then-resumed.db
+      (Goose has no tool to read a file: it reads with `cat` in its shell)
 The Gemini API gives its calls no id, so the Gemini replies carry none. Temporary paths are
-replaced by /home/user and /home/user/project; an opencode store is
+replaced by /home/user and /home/user/project; an opencode or Goose store is
 checkpointed into one file (its write-ahead log folded in) after that replacement.
 """
 
@@ -42,6 +45,7 @@ from tests.format_agents import (
     CLINE_VERSION,
     COPILOT_VERSION,
     GEMINI_VERSION,
+    GOOSE_VERSION,
     OPENCODE_VERSION,
     FormatAgents,
 )
@@ -65,6 +69,8 @@ TOOLS: dict[str, dict[str, Any]] = {
     "cline": {"read": ("read_files", "files"), "shell": "run_commands",
               "list": ("run_commands", {"commands": ["ls"]}), "absolute": True,
               "match": '"tools"'},
+    "goose": {"read": ("shell", "command"), "shell": "shell", "list": ("tree", {"path": "."}),
+              "absolute": False, "match": '"tools"'},
 }
 
 
@@ -83,6 +89,8 @@ def script(agent: str, cwd: Path) -> list[dict[str, Any]]:
     shell = _shell(agent, "wc -l app.py", "Count the lines of app.py")
 
     def reads(name: str) -> dict[str, Any]:
+        if agent == "goose":
+            return {arg: f"cat {name}"}
         return {arg: [{"path": where(name)}]} if agent == "cline" else {arg: where(name)}
 
     entries: list[dict[str, Any]] = [
@@ -103,6 +111,8 @@ def _shell(agent: str, command: str, description: str) -> dict[str, Any]:
     """A shell call's arguments in `agent`'s tool."""
     if agent == "cline":
         return {"commands": [command]}
+    if agent == "goose":
+        return {"command": command}
     return {"command": command, "description": description}
 
 
@@ -169,13 +179,13 @@ def gemini_killed(root: Path) -> tuple[str, str]:
 # -- opencode ----------------------------------------------------------------------------------
 
 def _store(db: Path, root: Path, out: Path) -> None:
-    """`db` (with its write-ahead log) copied to `out` as one file, temporary paths replaced."""
-    work = root / "store-copy"
-    work.mkdir()
+    """A SQLite store `db` (with its write-ahead log) copied to `out` as one file, temporary
+    paths replaced."""
+    work = Path(tempfile.mkdtemp(prefix="store-copy-", dir=root))
     for suffix in ("", "-wal", "-shm"):
         if Path(f"{db}{suffix}").exists():
-            shutil.copyfile(f"{db}{suffix}", work / f"opencode.db{suffix}")
-    conn = sqlite3.connect(work / "opencode.db")
+            shutil.copyfile(f"{db}{suffix}", work / f"store.db{suffix}")
+    conn = sqlite3.connect(work / "store.db")
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         for table in tables:
@@ -193,7 +203,7 @@ def _store(db: Path, root: Path, out: Path) -> None:
         conn.execute("VACUUM")
     finally:
         conn.close()
-    shutil.copyfile(work / "opencode.db", out)
+    shutil.copyfile(work / "store.db", out)
 
 
 def opencode_tools(root: Path, out_db: Path) -> str:
@@ -263,6 +273,27 @@ def cline_stopped(root: Path, how: int) -> str:
     return _anonymise(session.read_text(), root)
 
 
+# -- Goose -------------------------------------------------------------------------------------
+
+def goose_tools(root: Path, out_db: Path) -> None:
+    agents = _agents(root)
+    steps = script("goose", agents.cwd)
+    _ok(agents.goose("run", "-n", "recorded", "-t", FIRST, script=steps[:3]))
+    _ok(agents.goose("run", "-r", "-n", "recorded", "-t", SECOND, script=steps[3:]))
+    _store(agents.goose_db(), root, out_db)
+
+
+def goose_killed(root: Path, out_killed: Path, out_resumed: Path) -> None:
+    """The store as the kill left it, and after resuming the session with "continue"."""
+    agents = _agents(root)
+    agents.goose("run", "-n", "killed", "-t", "run the build", script=killed_script("goose"),
+                 stop_when=_after(2.0, _main_requests(agents, '"tools"')))
+    _store(agents.goose_db(), root, out_killed)
+    _ok(agents.goose("run", "-r", "-n", "killed", "-t", "continue",
+                     script=[{"text": "Continuing.", "match": TOOLS["goose"]["match"]}]))
+    _store(agents.goose_db(), root, out_resumed)
+
+
 def main(out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
@@ -290,6 +321,10 @@ def main(out: Path) -> None:
             cline_stopped(base / "cline-killed", signal.SIGKILL))
         (cline / f"recorded-{CLINE_VERSION}-interrupted-call.messages.json").write_text(
             cline_stopped(base / "cline-interrupted", signal.SIGINT))
+        goose = out / "goose"
+        goose_tools(base / "goose-tools", goose / f"recorded-{GOOSE_VERSION}-tools.db")
+        goose_killed(base / "goose-killed", goose / f"recorded-{GOOSE_VERSION}-killed-call.db",
+                     goose / f"recorded-{GOOSE_VERSION}-killed-then-resumed.db")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@ CLINE = FIXTURES / "cline"
 CLINE_TOOLS = CLINE / "recorded-3.0.65-tools.messages.json"
 CLINE_KILLED = CLINE / "recorded-3.0.65-killed-call.messages.json"
 CLINE_INTERRUPTED = CLINE / "recorded-3.0.65-interrupted-call.messages.json"
+GOOSE = FIXTURES / "goose"
+GOOSE_TOOLS = GOOSE / "recorded-1.52.0-tools.db"
+GOOSE_KILLED = GOOSE / "recorded-1.52.0-killed-call.db"
+GOOSE_RESUMED = GOOSE / "recorded-1.52.0-killed-then-resumed.db"
 
 
 def write_jsonl(path: Path, objs: list[Obj]) -> Path:
@@ -208,6 +212,81 @@ def cline_file(tmp_path: Path, case: str) -> Path:
     return path
 
 
+# -- Goose -------------------------------------------------------------------------------------
+
+def goose_stored(db: Path) -> list[Obj]:
+    """The store's one session's messages, straight from its `messages` table, in the shape of
+    Goose's messages (`role`, `content`, `metadata`)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        found = conn.execute("SELECT role, content_json, metadata_json FROM messages "
+                             "ORDER BY id").fetchall()
+    finally:
+        conn.close()
+    return [{"role": role, "content": json.loads(content),
+             "metadata": json.loads(meta) if meta else {}} for role, content, meta in found]
+
+
+def goose_edited(tmp_path: Path, edit: Callable[[list[tuple[int, Obj]]], dict[int, Obj | None]],
+                 source: Path = GOOSE_TOOLS) -> Path:
+    """A copy of a recorded store with the message rows `edit` names replaced (None: deleted);
+    `edit` gets each row's id and content list."""
+    path = tmp_path / "sessions.db"
+    shutil.copyfile(source, path)
+    conn = sqlite3.connect(path)
+    found = [(i, {"content": json.loads(c)}) for i, c in
+             conn.execute("SELECT id, content_json FROM messages ORDER BY id")]
+    for row, new in edit(found).items():
+        if new is None:
+            conn.execute("DELETE FROM messages WHERE id = ?", (row,))
+        else:
+            conn.execute("UPDATE messages SET content_json = ? WHERE id = ?",
+                         (json.dumps(new["content"]), row))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _response_of(rows: list[tuple[int, Obj]], call: str) -> int:
+    return next(i for i, m in rows if any(c.get("type") == "toolResponse" and c["id"] == call
+                                          for c in m["content"]))
+
+
+def goose_result_lost(rows: list[tuple[int, Obj]]) -> dict[int, Obj | None]:
+    """The shell call's response row gone, as if Goose died before writing it."""
+    return {_response_of(rows, "call_02"): None}
+
+
+def goose_cut_after_call(rows: list[tuple[int, Obj]]) -> dict[int, Obj | None]:
+    """The first run cut right after the failed read's request row: its response and all
+    after it gone."""
+    at = _response_of(rows, "call_03")
+    return {i: None for i, _ in rows if i >= at}
+
+
+def goose_interrupted(rows: list[tuple[int, Obj]]) -> dict[int, Obj | None]:
+    """The failed read's response replaced by the one Goose's CLI writes for a call it was
+    interrupted in (goose-cli's session: an error "Interrupted by the user to make a
+    correction")."""
+    return {_response_of(rows, "call_03"): {"content": [
+        {"type": "toolResponse", "id": "call_03", "toolResult": {
+            "status": "error", "error": "Interrupted by the user to make a correction"}}]}}
+
+
+GOOSE_CASES: dict[str, tuple[Callable[[Path], Path], dict[str, int]]] = {
+    "tools store": (lambda _: GOOSE_TOOLS,
+                    {"calls": 4, "results": 4, "pending": 0, "texts": 6}),
+    "a result lost": (lambda tmp: goose_edited(tmp, goose_result_lost),
+                      {"calls": 4, "results": 3, "pending": 1, "texts": 6}),
+    "cut after a call": (lambda tmp: goose_edited(tmp, goose_cut_after_call),
+                         {"calls": 3, "results": 2, "pending": 1, "texts": 2}),
+    "killed mid-call": (lambda _: GOOSE_KILLED,
+                        {"calls": 0, "results": 0, "pending": 0, "texts": 2}),
+    "killed, then resumed": (lambda _: GOOSE_RESUMED,
+                             {"calls": 0, "results": 0, "pending": 0, "texts": 5}),
+}
+
+
 # -- every recording and variant ---------------------------------------------------------------
 
 def all_cases(tmp_path: Path) -> dict[str, Path]:
@@ -225,6 +304,10 @@ def all_cases(tmp_path: Path) -> dict[str, Path]:
                                              variant(events(source)))
     for name in CLINE_CASES:
         out[f"cline {name}"] = cline_file(tmp_path, name)
+    for name, (make_store, _) in GOOSE_CASES.items():
+        folder = tmp_path / f"s{len(out)}"
+        folder.mkdir()
+        out[f"goose {name}"] = make_store(folder)
     return out
 
 

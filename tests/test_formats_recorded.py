@@ -1,9 +1,9 @@
 """Sessions the agents wrote themselves, offline against the strict stub
 (tests/record_format_sessions.py; how in fixtures/SOURCES.md): Gemini CLI's JSONL chat,
 opencode's opencode.db and `opencode export`, Copilot CLI's events.jsonl, Cline's
-messages.json. Each recording and variants built from it (tests/recorded_cases.py) read with
-counts worked out from the raw file, and every provider takes the body built from it. No CLI
-is needed; the last test records afresh when the pinned CLIs are already installed."""
+messages.json, Goose's sessions.db. Each recording and variants built from it
+(tests/recorded_cases.py) read with counts worked out from the raw file, and every provider
+takes the body built from it. No CLI is needed; the last test records afresh when the pinned CLIs are already installed."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from sessionctx.context import build_context
 from sessionctx.inputs import read_input
 from sessionctx.providers import BuildRequestOptions, build_request
 from sessionctx.writeback import plan_repair, repair
+from sessionctx.writeback.plan import RepairError
 from tests.format_counts import accepted_bodies, context_counts, read_context
 from tests.recorded_cases import (
     CLINE_CASES,
@@ -34,6 +35,10 @@ from tests.recorded_cases import (
     GEMINI_KILLED,
     GEMINI_RESUMED,
     GEMINI_TOOLS,
+    GOOSE_CASES,
+    GOOSE_KILLED,
+    GOOSE_RESUMED,
+    GOOSE_TOOLS,
     OPENCODE_CASES,
     OPENCODE_DB,
     OPENCODE_EXPORT,
@@ -43,6 +48,9 @@ from tests.recorded_cases import (
     clean_context,
     cline_counts,
     cline_file,
+    goose_edited,
+    goose_interrupted,
+    goose_stored,
     opencode_edited,
     opencode_stored,
     write_jsonl,
@@ -52,6 +60,7 @@ from tests.test_formats_copilot_cli import counts as copilot_counts
 from tests.test_formats_copilot_cli import events
 from tests.test_formats_gemini_cli_jsonl import counts as gemini_counts
 from tests.test_formats_gemini_cli_jsonl import rows
+from tests.test_formats_goose import counts as goose_counts
 from tests.test_formats_opencode import counts as opencode_counts
 
 # -- Gemini CLI --------------------------------------------------------------------------------
@@ -230,11 +239,75 @@ def test_cline_interrupted_wrote_the_aborted_command_as_its_result() -> None:
     assert ctx.pending_calls == [] and "Command was aborted" in json.dumps(ctx.messages[-1])
 
 
+# -- Goose -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", list(GOOSE_CASES))
+def test_goose_recordings_read_with_raw_counts(tmp_path: Path, case: str) -> None:
+    make, expected = GOOSE_CASES[case]
+    path = make(tmp_path)
+    assert goose_counts(goose_stored(path)) == expected
+    assert context_counts(read_context(path, "goose")) == expected
+
+
+def test_goose_sends_its_turn_context_and_splits_parallel_calls() -> None:
+    """Goose 1.52.0 stores the two calls of one reply as two assistant messages, each
+    answered by its own user message, and a `<turn-context>` user message (userVisible false,
+    agentVisible true) after each prompt: the calls go as Goose stored them, the turn context
+    with its prompt."""
+    msgs = goose_stored(GOOSE_TOOLS)
+    assert [m["role"] for m in msgs[:6]] == ["user", "user", "assistant", "user", "assistant",
+                                             "user"]
+    assert msgs[1]["metadata"] == {"userVisible": False, "agentVisible": True,
+                                   "turnContext": True}
+    ctx = read_context(GOOSE_TOOLS, "goose")
+    sent = json.dumps(ctx.messages)
+    assert "<turn-context>" in sent and ctx.pending_calls == []
+    body = build_request(ctx, "anthropic", options=BuildRequestOptions(
+        placeholder_tools=True)).body
+    assert [[b["type"] for b in m["content"]] for m in body["messages"][:5]] == [
+        ["text", "text"], ["tool_use"], ["tool_result"], ["tool_use"], ["tool_result"]]
+    assert "<turn-context>" in body["messages"][0]["content"][1]["text"]
+
+
+def test_goose_killed_mid_call_stored_no_call() -> None:
+    """Killed (and, tried the same way, given Ctrl-C) while its shell call ran, Goose 1.52.0
+    had stored the prompt alone: a call is written with its response once the tool ends.
+    Resumed with "continue", it sent and stored the two prompts and its reply."""
+    assert [m["role"] for m in goose_stored(GOOSE_KILLED)] == ["user", "user"]
+    resumed = goose_stored(GOOSE_RESUMED)
+    assert resumed[:2] == goose_stored(GOOSE_KILLED) and len(resumed) == 5
+    assert read_context(GOOSE_KILLED, "goose").pending_calls == []
+
+
+def test_goose_interrupted_result_is_the_agents_own_and_pending(tmp_path: Path) -> None:
+    """goose-cli answers each call it was interrupted in with an error "Interrupted by the
+    user to make a correction": Goose's text, not the tool's. The call is pending, the text
+    kept as Goose sent it."""
+    path = goose_edited(tmp_path, goose_interrupted)
+    ctx = build_context(read_input(str(path)).records)
+    assert [(c.id, c.name, c.written_by) for c in ctx.pending_calls] == [
+        ("call_03", "shell", "goose")]
+    [change] = [c for c in ctx.changes if c.kind == "result_written_by_agent"]
+    assert "goose" in change.reason
+    assert any(m.get("toolCallId") == "call_03" for m in ctx.messages)
+    accepted_bodies(ctx)
+
+
+def test_repair_of_a_goose_store_says_it_is_read_only(tmp_path: Path) -> None:
+    """A store just written (as a live Goose leaves it) is not taken for a file with a line
+    still being written: repair names the format and leaves the bytes alone."""
+    path = tmp_path / "sessions.db"
+    shutil.copyfile(GOOSE_TOOLS, path)
+    with pytest.raises(RepairError, match=r"does not write goose sessions \(read only\)"):
+        repair(str(path), backup=False)
+    assert path.read_bytes() == GOOSE_TOOLS.read_bytes()
+
+
 # -- every recording and variant, every provider -----------------------------------------------
 
 def test_every_provider_takes_every_recording_and_variant(tmp_path: Path) -> None:
     cases = all_cases(tmp_path)
-    assert len(cases) == 18
+    assert len(cases) == 23
     for name, path in cases.items():
         ctx = clean_context(path)
         accepted_bodies(ctx, name)
@@ -253,24 +326,26 @@ def test_check_reads_a_folder_of_the_recordings_each_in_its_format(tmp_path: Pat
     for path in (GEMINI_TOOLS, COPILOT_TOOLS, CLINE_TOOLS, OPENCODE_EXPORT, COPILOT_RESUMED):
         shutil.copyfile(path, folder / path.name)
     shutil.copyfile(OPENCODE_KILLED, folder / "opencode.db")  # the name opencode gives it
+    shutil.copyfile(GOOSE_TOOLS, folder / "sessions.db")  # and Goose
     out = CliRunner().invoke(main, ["check", str(folder), "--json"])
     formats = {Path(f["path"]).name: f["format"] for f in json.loads(out.output)["files"]}
     assert formats == {GEMINI_TOOLS.name: "gemini-cli-jsonl", COPILOT_TOOLS.name: "copilot-cli",
                        COPILOT_RESUMED.name: "copilot-cli", CLINE_TOOLS.name: "anthropic",
-                       OPENCODE_EXPORT.name: "opencode", "opencode.db": "opencode"}
+                       OPENCODE_EXPORT.name: "opencode", "opencode.db": "opencode",
+                       "sessions.db": "goose"}
 
 
 # -- recording afresh --------------------------------------------------------------------------
 
 def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
-    """Runs the four pinned CLIs again (about four minutes) when they are installed."""
+    """Runs the five pinned CLIs again when they are installed."""
     from tests import format_agents, record_format_sessions
 
     if not format_agents.is_installed():
         pytest.skip("the pinned agent CLIs of tests/clis_formats are not installed "
                     "(python -m tests.format_agents installs them)")
     out = tmp_path / "fixtures"
-    for folder in ("gemini-cli-jsonl", "opencode", "copilot-cli", "cline"):
+    for folder in ("gemini-cli-jsonl", "opencode", "copilot-cli", "cline", "goose"):
         (out / folder).mkdir(parents=True)
     record_format_sessions.main(out)
     for old in (GEMINI_TOOLS, GEMINI_KILLED, GEMINI_RESUMED):
@@ -284,3 +359,6 @@ def test_recording_afresh_gives_the_same_counts(tmp_path: Path) -> None:
     for old in (CLINE_TOOLS, CLINE_KILLED, CLINE_INTERRUPTED):
         assert cline_counts(json.loads((out / "cline" / old.name).read_text())) == \
             cline_counts(json.loads(old.read_text()))
+    for old in (GOOSE_TOOLS, GOOSE_KILLED, GOOSE_RESUMED):
+        assert goose_counts(goose_stored(out / "goose" / old.name)) == \
+            goose_counts(goose_stored(old))

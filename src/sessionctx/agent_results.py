@@ -41,6 +41,10 @@ MARKERS: tuple[Marker, ...] = (
     # whose call has none
     Marker("copilot-cli", "Tool execution was interrupted before a result was recorded.",
            prefix=True, error_only=True),
+    # Goose: the error response goose-cli (and its desktop app) writes for each call it was
+    # interrupted in, and for one a tool's panic cut short
+    Marker("goose", "Interrupted by the user to make a correction", error_only=True),
+    Marker("goose", "An uncaught error happened during tool use", error_only=True),
     # LiteLLM with modify_params: the result it adds when translating for Anthropic
     Marker("litellm", "[System: Tool execution skipped/interrupted by user", prefix=True),
 )

@@ -16,6 +16,7 @@ from sessionctx import limits
 from sessionctx.context import PendingCall
 from sessionctx.errors import SessionChanged
 from sessionctx.formats.registry import BY_NAME
+from sessionctx.formats.sqlite_db import is_sqlite
 from sessionctx.live_writers import unfinished_tail
 from sessionctx.replace import Fingerprint, fingerprint, replace
 from sessionctx.writeback.edits import Fix, unified_diff
@@ -77,7 +78,7 @@ def repair(path: str, fmt: str = "auto", *, leaf: str | None = None, dry_run: bo
     `RepairError` when it cannot be read or repaired, `OSError` when it cannot be written.
     """
     raw, seen = read_session(path)
-    start = unfinished_tail(raw, seen[3])
+    start = -1 if is_sqlite(raw) else unfinished_tail(raw, seen[3])  # a store has no lines
     head, tail = (raw, b"") if start < 0 else (raw[:start], raw[start:])
     if start == 0:
         raise RepairError(f"{path}: its only line has no newline yet (its agent may still be "

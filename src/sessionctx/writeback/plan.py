@@ -72,7 +72,8 @@ def plan_repair(raw: bytes, path: str | None, fmt: str = "auto", *, leaf: str | 
     else:
         if not BY_NAME[chosen].lines:
             raise RepairError(f"{path or 'the input'}: repair does not write {chosen} "
-                              "sessions")
+                              "sessions (read only): `sessionctx build` sends one repaired, "
+                              "`sessionctx import` keeps it in a store")
         after, fixes, ctx = _plan_lines(raw, path, chosen, result, ctx, leaf, note_unpaired)
     pending = ctx.pending_calls
     if after != raw:
