@@ -3,7 +3,8 @@
 opencode's opencode.db and `opencode export`, Copilot CLI's events.jsonl, Cline's
 messages.json, Goose's sessions.db. Each recording and variants built from it
 (tests/recorded_cases.py) read with counts worked out from the raw file, and every provider
-takes the body built from it. No CLI is needed; the last test records afresh when the pinned CLIs are already installed."""
+takes the body built from it. No CLI is needed; the last test records afresh when the pinned
+CLIs are already installed."""
 
 from __future__ import annotations
 
