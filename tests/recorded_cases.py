@@ -273,9 +273,20 @@ def goose_interrupted(rows: list[tuple[int, Obj]]) -> dict[int, Obj | None]:
             "status": "error", "error": "Interrupted by the user to make a correction"}}]}}
 
 
+def goose_frontend_call(rows: list[tuple[int, Obj]]) -> dict[int, Obj | None]:
+    """The listing call as the desktop app stores a call it runs itself (a
+    `frontendToolRequest`, which Goose sends to the model as a call all the same)."""
+    at = next(i for i, m in rows if any(c.get("id") == "call_04" and c["type"] == "toolRequest"
+                                        for c in m["content"]))
+    [(_, message)] = [r for r in rows if r[0] == at]
+    return {at: {"content": [{**c, "type": "frontendToolRequest"} for c in message["content"]]}}
+
+
 GOOSE_CASES: dict[str, tuple[Callable[[Path], Path], dict[str, int]]] = {
     "tools store": (lambda _: GOOSE_TOOLS,
                     {"calls": 4, "results": 4, "pending": 0, "texts": 6}),
+    "a frontend call": (lambda tmp: goose_edited(tmp, goose_frontend_call),
+                        {"calls": 4, "results": 4, "pending": 0, "texts": 6}),
     "a result lost": (lambda tmp: goose_edited(tmp, goose_result_lost),
                       {"calls": 4, "results": 3, "pending": 1, "texts": 6}),
     "cut after a call": (lambda tmp: goose_edited(tmp, goose_cut_after_call),

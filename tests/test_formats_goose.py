@@ -52,7 +52,7 @@ def messages(path: Path = JSONL) -> list[Obj]:
 def counts(msgs: list[Obj]) -> dict[str, int]:
     seen = [m for m in msgs if m.get("metadata", {}).get("agentVisible", True)]
     items = [(m["role"], c) for m in seen for c in m["content"]]
-    calls = [c["id"] for _, c in items if c["type"] == "toolRequest"
+    calls = [c["id"] for _, c in items if c["type"] in ("toolRequest", "frontendToolRequest")
              and c["toolCall"]["status"] == "success"]
     answered = {c["id"] for _, c in items if c["type"] == "toolResponse"}
     return {"calls": len(calls), "results": len(answered & set(calls)),

@@ -10,7 +10,7 @@ TABLES = {"sessions": {"id", "working_dir"},
 KINDS = frozenset({"text", "image", "toolRequest", "toolResponse", "toolConfirmationRequest",
                    "actionRequired", "frontendToolRequest", "thinking", "redactedThinking",
                    "systemNotification", "summarizationRequested", "contextLengthExceeded",
-                   "conversationCompacted"})
+                   "conversationCompacted", "reasoning"})
 
 
 def text(raw: bytes) -> bool:

@@ -8,17 +8,21 @@ the same content list. A store holds many sessions: the one read is the latest u
 user session (Goose's own `session_type`), the others are named in a context row.
 
 Content items (`type`, camelCase): `text`, `image`, `thinking`, `redactedThinking`,
-`toolRequest` (`toolCall` is `{status: success, value: {name, arguments}}`, or
+`toolRequest` and `frontendToolRequest` (a call the desktop app runs; both go to the model as
+calls; `toolCall` is `{status: success, value: {name, arguments}}`, or
 `{status: error, error}` for a call it could not parse, which names no tool and is left out)
 and `toolResponse` (`toolResult` is `{status: success, value}`, the value a CallToolResult
 `{content, isError}` or, in older releases, a bare content list; or `{status: error, error}`).
+As Goose loads a message (conversation/message.rs): an old `reasoning` item is thinking
+without a signature, and Unicode tag characters are taken out of texts.
 A message its metadata marks `agentVisible: false` never reaches the model,
-nor do confirmation, notification and frontend items.
+nor do confirmation, action and notification items.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from typing import Any
 
@@ -40,6 +44,8 @@ EXPECTED = ("Goose's sessions.db (tables sessions and messages with content_json
             "session JSONL (a working_dir header, then messages with role, created, content)")
 API = PROVIDER = "goose"
 Obj = dict[str, Any]
+CALLS = ("toolRequest", "frontendToolRequest")
+_TAGS = re.compile("[\U000E0000-\U000E007F]")  # Goose's sanitize_unicode_tags
 
 
 def read(raw: bytes, path: str | None, document: Any = None,
@@ -156,13 +162,15 @@ class _Reader:
     def _assistant_block(self, item: Obj) -> Obj | None:
         kind = item.get("type")
         if kind == "text" and isinstance(item.get("text"), str):
-            return text_block(item["text"])
+            return text_block(_TAGS.sub("", item["text"]))
         if kind == "thinking" and isinstance(item.get("thinking"), str):
             block = {"type": "thinking", "thinking": item["thinking"]}
             if isinstance(item.get("signature"), str) and item["signature"]:
                 block["thinkingSignature"] = item["signature"]
             return block
-        if kind == "toolRequest":
+        if kind == "reasoning" and isinstance(item.get("text"), str):  # before thinking
+            return {"type": "thinking", "thinking": item["text"]}
+        if kind in CALLS:
             cid = _str(item.get("id"))
             call = item.get("toolCall")
             value = call.get("value") if isinstance(call, dict) else None
@@ -205,7 +213,7 @@ def _for_model(part: Obj) -> bool:
 def _user_block(item: Obj) -> Obj | None:
     kind = item.get("type")
     if kind == "text" and isinstance(item.get("text"), str):
-        return text_block(item["text"])
+        return text_block(_TAGS.sub("", item["text"]))
     if kind == "image" and isinstance(item.get("data"), str):
         mime = _str(item.get("mimeType")) or "image/png"
         return {"type": "image", "data": item["data"], "mimeType": mime}
