@@ -25,8 +25,9 @@ How each is pointed at the stub, with no account and nothing fetched:
     that provider takes one), `CLINE_SESSION_BACKEND_MODE=local` (else each run leaves a hub
     daemon behind). Sessions go to `~/.cline/data/sessions/<id>/<id>.messages.json`.
   - Goose: its `openai` provider (`GOOSE_PROVIDER`, `GOOSE_MODEL`, `OPENAI_HOST` naming the
-    stub, `OPENAI_API_KEY`), `GOOSE_DISABLE_KEYRING` (no secret store here) and `GOOSE_MODE=auto`
-    (no confirmation asked). Its store is `~/.local/share/goose/sessions/sessions.db`.
+    stub, `OPENAI_API_KEY`; `ANTHROPIC_HOST` for a session moved to Anthropic),
+    `GOOSE_DISABLE_KEYRING` (no secret store here) and `GOOSE_MODE=auto` (no confirmation
+    asked). Its store is `~/.local/share/goose/sessions/sessions.db`.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ class FormatAgents(Agents):
                 "COPILOT_PROVIDER_API_KEY": "sk-stub", "COPILOT_MODEL": "gpt-5",
                 "CLINE_SESSION_BACKEND_MODE": "local", "CLINE_NO_AUTO_UPDATE": "1",
                 "GOOSE_PROVIDER": "openai", "GOOSE_MODEL": "gpt-4o", "OPENAI_HOST": STUB,
-                "OPENAI_API_KEY": "sk-stub", "GOOSE_DISABLE_KEYRING": "1", "GOOSE_MODE": "auto",
+                "ANTHROPIC_HOST": STUB, "OPENAI_API_KEY": "sk-stub",
+                "GOOSE_DISABLE_KEYRING": "1", "GOOSE_MODE": "auto",
                 "GOOSE_TELEMETRY_ENABLED": "false"}
 
     # -- Gemini CLI ----------------------------------------------------------------------------

@@ -326,3 +326,15 @@ def clean_context(path: Path) -> Context:
     result = read_input(str(path))
     assert result.problems == []
     return build_context(result.records)
+
+
+def goose_reused_id(rows: list[tuple[int, Obj]]) -> dict[int, Obj | None]:
+    """The listing call of the second run and its response given the id of the first run's
+    first call, as a model server that numbers its calls per reply ("call_01" each time)
+    leaves them."""
+    out: dict[int, Obj | None] = {}
+    for i, message in rows:
+        if any(c.get("id") == "call_04" for c in message["content"]):
+            out[i] = {"content": [{**c, "id": "call_01"} if c.get("id") == "call_04" else c
+                                  for c in message["content"]]}
+    return out

@@ -152,3 +152,19 @@ def test_each_sdk_resumes_a_refused_history_through_run(tmp_path, sdk, stream):
     assert not [w for w in ('"t1"', "tool_use", "tool_calls", "function_call", "functionCall",
                             "functionResponse") if w in sent]
     assert "1 repaired" in done.stderr and "1 pending call removed" in done.stderr
+
+
+def test_goose_gets_its_provider_hosts_pointed_at_the_proxy(tmp_path):
+    """Goose reads OPENAI_HOST and its siblings from the environment before its config.yaml;
+    a host its config names becomes the upstream, so Goose still reaches it."""
+    config = tmp_path / "home" / ".config" / "goose" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("GOOSE_PROVIDER: openai\nOPENAI_HOST: 'http://127.0.0.1:9/'\n"
+                      "extensions:\n  developer:\n    enabled: true\n")
+    got = plan(["/opt/bin/goose", "run"], {"HOME": str(tmp_path / "home"),
+                                          "ANTHROPIC_HOST": "http://127.0.0.1:8"}, 4000)
+    assert {k: got.env[k] for k in ("OPENAI_HOST", "ANTHROPIC_HOST", "GOOGLE_HOST")} == {
+        k: "http://127.0.0.1:4000" for k in ("OPENAI_HOST", "ANTHROPIC_HOST", "GOOGLE_HOST")}
+    assert got.upstreams == ["openai=http://127.0.0.1:9", "anthropic=http://127.0.0.1:8"]
+    other = plan(["python", "x.py"], {"HOME": str(tmp_path / "home")}, 4000)
+    assert "OPENAI_HOST" not in other.env  # set for Goose, or where it was set already

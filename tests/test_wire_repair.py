@@ -224,3 +224,32 @@ def test_a_responses_body_with_the_apis_own_tool_types_is_valid_as_it_is():
     # a function definition is still checked
     body["tools"][0]["parameters"] = {"type": "string"}
     assert [v.path for v in repair_request("openai-responses", body).violations] == ["tools[0]"]
+
+
+def _reused_id_body(model: str) -> dict[str, Any]:
+    turn = [{"role": "assistant", "content": [{"type": "tool_use", "id": "call_01",
+                                               "name": "ls", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_01",
+                                          "content": "a.txt"}]}]
+    return {"model": model, "max_tokens": 8, "tools": [{"name": "ls", "input_schema": {
+        "type": "object"}}], "messages": [{"role": "user", "content": "list"}, *turn, *turn]}
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "gpt-4o", "gemini-2.5-pro"])
+def test_another_makers_model_name_is_judged_by_the_apis_own_rules(model):
+    """A gateway may name any model on the Messages API; the API enforces its rules whatever
+    the name, so the body is checked and repaired, not sent unchecked."""
+    fixed = repair_request("anthropic", _reused_id_body(model))
+    assert [c.kind for c in fixed.changes] == ["duplicate_call_id_renamed"]
+    ids = [b["id"] for m in fixed.body["messages"] if isinstance(m["content"], list)
+           for b in m["content"] if b["type"] == "tool_use"]
+    assert len(set(ids)) == 2 and fixed.body["model"] == model
+
+
+def test_a_refusal_for_two_calls_with_one_id_is_one_a_rebuild_answers():
+    from sessionctx.proxy.reactive import refusal
+
+    text = b'{"type":"error","error":{"type":"invalid_request_error","message":' \
+           b'"messages.3.content.0: `tool_use` ids must be unique"}}'
+    assert refusal(400, text) is not None
+    assert refusal(400, b'{"error":{"message":"max_tokens: too large"}}') is None

@@ -78,16 +78,22 @@ class Provider:
     # is refused, as its request would be built by the wrong rules
     maker: str | None = None
 
+    def maker_of(self, model: str) -> str | None:
+        """The maker whose model `model` names when that is not this API's maker, else None."""
+        for pattern, maker in MAKERS:
+            if pattern.match(model) and maker != self.maker:
+                return maker
+        return None
+
     def capability(self, model: str | None = None) -> tuple[Capability, str]:
         """The row for `model` (the default model when None): the longest family that is a
         prefix of it, else the default row; and the model used."""
         chosen = model or self.default_model
-        for pattern, maker in MAKERS:
-            if pattern.match(chosen) and maker != self.maker:
-                article = "an" if maker[0] in "AEIOU" else "a"
-                raise BadArgument(f"{chosen!r} is {article} {maker} model, which {self.name} "
-                                  f"does not serve by that name (its default: "
-                                  f"{self.default_model})")
+        if (maker := self.maker_of(chosen)) is not None:
+            article = "an" if maker[0] in "AEIOU" else "a"
+            raise BadArgument(f"{chosen!r} is {article} {maker} model, which {self.name} "
+                              f"does not serve by that name (its default: "
+                              f"{self.default_model})")
         family = self.model_family(chosen)
         best = self.rows[0]
         for row in self.rows[1:]:

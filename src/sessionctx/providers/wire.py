@@ -31,6 +31,7 @@ from sessionctx.context import BuildOptions, PendingCall, build_context
 from sessionctx.formats.common import message_record
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
+from sessionctx.providers.registry import provider as registered
 from sessionctx.providers.request import BuildRequestOptions, build_from_messages, validate
 from sessionctx.providers.violations import Violation
 from sessionctx.records import ReadResult, Record
@@ -99,7 +100,7 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
         from sessionctx.errors import BadArgument
         raise BadArgument(f"unknown API {api!r}; known: {', '.join(APIS)}")
     with paused_gc():  # the checked copies, records and context are large acyclic trees
-        chosen = model if model is not None else _model(body)
+        chosen = model if model is not None else _model(api, body)
         thinking, prefill = _settings(api, body)
         found = violations(api, body, chosen, settings=(thinking, prefill), from_text=from_text)
         if not found and not force:
@@ -150,9 +151,17 @@ def violations(api: str, body: dict[str, Any], model: str | None, *,
                  if not v.message.startswith(_NOT_OURS))
 
 
-def _model(body: dict[str, Any]) -> str | None:
+def _named(body: dict[str, Any]) -> str | None:
     model = body.get("model")
     return model if isinstance(model, str) and model else None
+
+
+def _model(api: str, body: dict[str, Any]) -> str | None:
+    """The body's model for its capability row. Another maker's model name on this API is a
+    gateway's name for a model it serves here: the API's own rules (its default row) apply,
+    as the API enforces them whatever the name."""
+    model = _named(body)
+    return None if model is None or registered(api).maker_of(model) is not None else model
 
 
 def _settings(api: str, body: dict[str, Any]) -> tuple[bool | None, bool]:
@@ -328,7 +337,7 @@ def _read_gemini(body: dict[str, Any]) -> ReadResult:
             message = {"role": role, "content": blocks}
             if role == "assistant":
                 message.update(api="google-generative-ai", provider="google",
-                               model=_model(body) or "", stopReason="stop")
+                               model=_named(body) or "", stopReason="stop")
             result.records.append(message_record(message, src, content, GEMINI))
     return result
 

@@ -182,7 +182,7 @@ def extends(api: str, model: str | None, others: dict[str, Any], window: list[An
     body breaks a rule (or cannot be counted)."""
     if api not in TAILED or at <= 0:
         return None
-    model = model if model is not None else _model(others)
+    model = model if model is not None else _model(api, others)
     counted = tally(api, window, prior, at)
     if counted is None or counted.twice:
         return None

@@ -3,15 +3,22 @@
 Claude Code and the Anthropic SDK read `ANTHROPIC_BASE_URL`, OpenAI SDK programs
 `OPENAI_BASE_URL`, Gemini CLI `GOOGLE_GEMINI_BASE_URL`. Codex does not honour an environment
 variable: its model provider's `base_url` is set with `-c` (and its WebSocket mode turned off,
-as the proxy carries no WebSocket). A base URL the environment or Codex's config already set
-becomes the proxy's upstream for that provider, so the command still reaches what it reached.
+as the proxy carries no WebSocket). Goose reads its providers' hosts (`OPENAI_HOST`,
+`ANTHROPIC_HOST`, `GOOGLE_HOST`) from the environment before its `config.yaml`; they are set
+when the command is `goose` or already names them. A base URL the environment or the agent's
+config already set becomes the proxy's upstream for that provider, so the command still
+reaches what it reached.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+GOOSE_HOSTS = (("OPENAI_HOST", "openai"), ("ANTHROPIC_HOST", "anthropic"),
+               ("GOOGLE_HOST", "gemini"))
 
 
 @dataclass(slots=True)
@@ -43,7 +50,27 @@ def plan(argv: list[str], env: dict[str, str], port: int) -> Plan:
                              "-c", f"{key}.supports_websockets=false"]
         if base:
             out.upstreams.append(f"openai={_without(base.rstrip('/'), '/v1')}")
+    goose = bool(argv) and Path(argv[0]).name == "goose"
+    configured = _goose_config(env) if goose else {}
+    for var, name in GOOSE_HOSTS:
+        given = env.get(var) or configured.get(var)
+        if goose or env.get(var):
+            if given:
+                out.upstreams.append(f"{name}={given.rstrip('/')}")
+            out.env[var] = here
     return out
+
+
+def _goose_config(env: dict[str, str]) -> dict[str, str]:
+    """The top-level `KEY: value` settings of Goose's config.yaml (its hosts are plain
+    scalars there), without a YAML parser."""
+    root = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    try:
+        text = (Path(root) / "goose" / "config.yaml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found = re.findall(r"(?m)^([A-Z_]+):[ \t]*(.+?)[ \t]*$", text)
+    return {key: value.strip("'\"") for key, value in found}
 
 
 def _without(url: str, suffix: str) -> str:

@@ -22,6 +22,7 @@ _HISTORY = (
     "function call turn comes immediately after a user turn",
     "number of function response parts is equal to the number of function call parts",
     "tool use concurrency",
+    "ids must be unique",  # Anthropic: two calls with one id
     "toolconfig",  # Bedrock: tool blocks without a toolConfig
     "image exceeds", "image dimensions exceed", "images in a request",  # image limits
     "roles must alternate",

@@ -1,0 +1,107 @@
+"""`sessionctx run` in front of agents other than Claude Code and Codex: the real Gemini CLI
+and Goose (tests/format_agents.py: pinned npm packages, a loopback-only network namespace,
+the strict stub as every provider). Each resumes a session its provider refuses: without the
+proxy the session fails; through it, it goes on, and what reaches the stub is the session's
+own content with the refused shape repaired.
+
+  - Gemini CLI 0.61.0 resumes a chat by sending each call's responses twice (from the call's
+    record and from the user message after it), which the Gemini API refuses.
+  - Goose keeps the ids its model server gave the calls; a server that numbers calls per reply
+    leaves two calls with one id, which Anthropic refuses once the session moves there."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.format_agents import FormatAgents
+from tests.record_format_sessions import FIRST, GEMINI_REFUSAL, SECOND, _agents, _ok, script
+from tests.recorded_cases import goose_edited, goose_reused_id
+from tests.stub_servers import gemini_problem
+from tests.test_proxy_agents import _through_run
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@pytest.fixture
+def agents(tmp_path: Path) -> FormatAgents:
+    return _agents(tmp_path)
+
+
+def audit_kinds(agents: FormatAgents) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "sessionctx.cli", "proxy", "log", "--store",
+                          f"sqlite:///{agents.root / 'audit.db'}", "--json"],
+                         env={"PYTHONPATH": str(SRC)}, capture_output=True, text=True,
+                         timeout=60, check=True)
+    return [c["kind"] for e in json.loads(out.stdout)["entries"] for c in e["changes"]]
+
+
+def test_gemini_cli_resumes_its_doubled_responses_through_sessionctx_run(
+        agents: FormatAgents) -> None:
+    steps = script("gemini", agents.cwd)
+    _ok(agents.gemini("-p", FIRST, script=steps[:3]))
+    [chat] = agents.gemini_chats()
+    stored = chat.read_bytes()
+    direct = agents.gemini("--resume", "latest", "-p", SECOND, script=steps[3:])
+    assert direct.requests and {r["problem"] for r in direct.requests} == {GEMINI_REFUSAL}
+    chat.write_bytes(stored)  # as the first run left it (the failed resume rewrote it)
+
+    gemini = [str(agents.modules / ".bin" / "gemini"), "-m", "gemini-2.5-flash", "--yolo",
+              "-o", "json"]
+    run = agents.run(_through_run(agents, *gemini, "--resume", "latest", "-p", SECOND),
+                     script=steps[3:])
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert len(run.requests) == 2 and not run.refused()
+    for request in run.requests:
+        assert gemini_problem(request["body"]) is None
+        sent = [p["functionResponse"]["name"] for c in request["body"]["contents"]
+                for p in c["parts"] if "functionResponse" in p]
+        assert sent[:3] == ["read_file", "run_shell_command", "read_file"]
+    assert json.loads(run.stdout)["response"] == "That is the folder."
+    assert "2 repaired" in run.stderr.splitlines()[-1]
+    assert set(audit_kinds(agents)) == {"dropped_duplicate_result"}
+
+
+def test_goose_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
+        agents: FormatAgents) -> None:
+    store = goose_edited(agents.root, goose_reused_id)
+    db = agents.goose_db()
+    db.parent.mkdir(parents=True)
+    shutil.copyfile(store, db)
+    with sqlite3.connect(db) as conn:  # the session moved to Anthropic, as a user does
+        conn.execute("UPDATE sessions SET working_dir = ?, provider_name = 'anthropic', "
+                     "model_config_json = ?", (str(agents.cwd), json.dumps(
+                         {"model_name": "claude-sonnet-4-5", "temperature": None,
+                          "max_tokens": 16384, "toolshim": False, "toolshim_model": None,
+                          "reasoning": False, "supports_vision": True})))
+    conn.close()
+    stored = db.read_bytes()
+    reply = [{"text": "Continuing.", "match": '"tools"'}]
+    direct = agents.goose("run", "-r", "-n", "recorded", "-t", "continue", script=reply)
+    assert direct.requests and all(r["status"] == 400 for r in direct.requests
+                                   if r["path"] == "/v1/messages")
+    assert "tool_use` ids must be unique" in direct.refused()[0]["problem"]
+    for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):  # as before the failed resume
+        leftover.unlink(missing_ok=True)
+    db.write_bytes(stored)
+
+    goose = str(agents.modules / "@aaif" / "goose-binary-linux-x64" / "bin" / "goose")
+    run = agents.run(_through_run(agents, goose, "run", "-r", "-n", "recorded", "-t",
+                                  "continue"), script=reply)
+    assert run.returncode == 0, run.stderr[-2000:]
+    [sent] = [r for r in run.requests if r["path"] == "/v1/messages"]
+    assert sent["status"] == 200 and "Continuing." in run.stdout
+    calls = [b["id"] for m in sent["body"]["messages"] if isinstance(m["content"], list)
+             for b in m["content"] if b["type"] == "tool_use"]
+    results = [b["tool_use_id"] for m in sent["body"]["messages"]
+               if isinstance(m["content"], list) for b in m["content"]
+               if b["type"] == "tool_result"]
+    assert len(calls) == len(set(calls)) == 4 and results == calls
+    assert "1 repaired" in run.stderr.splitlines()[-1]
+    assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
