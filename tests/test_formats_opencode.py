@@ -5,6 +5,7 @@ opencode writes them, and counts are worked out from the raw message and part ob
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import subprocess
@@ -251,3 +252,85 @@ def test_a_session_file_with_no_messages_beside_it_says_where_it_looked(tmp_path
     result = read_input(str(lone))
     assert result.fatal and "no message of this session in" in json.dumps(
         [p.message for p in result.problems])
+
+
+def _pdf() -> str:
+    raw = ("%PDF-1.4\n2 0 obj << /Type /Pages /Count 1 >> endobj\n"
+           "3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n%%EOF\n")
+    return base64.b64encode(raw.encode()).decode()
+
+
+def with_pdfs() -> Obj:
+    """The export with a PDF in each place opencode stores one (session/prompt.ts,
+    tool/read.ts): a user message naming `spec.pdf` (its synthetic Read line, then the file
+    read into a `data:` URL), a text file named the same way (sent as its synthetic text
+    only), and a reply whose `read` call's result has the PDF attached."""
+    doc: Obj = json.loads(EXPORT.read_text())
+    sid = doc["info"]["id"]
+    url = f"data:application/pdf;base64,{_pdf()}"
+
+    def part(mid: str, k: int, body: Obj) -> Obj:
+        return {"id": f"prt_{mid[4:]}{k:02d}", "sessionID": sid, "messageID": mid, **body}
+
+    ask, reply = "msg_b1e6f2a30001Zr7q1YpL0cVb", "msg_b1e6f2a30002Zr7q1YpL0cVb"
+    t = doc["messages"][-1]["info"]["time"]["created"] + 1000
+    user_info = {**doc["messages"][0]["info"], "id": ask, "time": {"created": t}}
+    reply_info = {**doc["messages"][1]["info"], "id": reply, "parentID": ask,
+                  "time": {"created": t + 1, "completed": t + 2}}
+    source = {"type": "file", "path": "spec.pdf",
+              "text": {"value": "@spec.pdf", "start": 10, "end": 19}}
+    doc["messages"] += [
+        {"info": user_info, "parts": [
+            part(ask, 0, {"type": "text", "text": "summarize @spec.pdf and @notes.txt"}),
+            part(ask, 1, {"type": "text", "synthetic": True, "text": "Called the Read tool "
+                          "with the following input: {\"filePath\":\"/home/user/spec.pdf\"}"}),
+            part(ask, 2, {"type": "file", "url": url, "mime": "application/pdf",
+                          "filename": "spec.pdf", "source": source}),
+            part(ask, 3, {"type": "file", "url": "file:///home/user/notes.txt",
+                          "mime": "text/plain", "filename": "notes.txt"})]},
+        {"info": reply_info, "parts": [
+            part(reply, 0, {"type": "step-start"}),
+            part(reply, 1, {"type": "tool", "callID": "toolu_05ReadPdf", "tool": "read",
+                            "state": {"status": "completed",
+                                      "input": {"filePath": "/home/user/spec.pdf"},
+                                      "output": "PDF read successfully", "title": "spec.pdf",
+                                      "metadata": {"preview": "PDF read successfully",
+                                                   "truncated": False},
+                                      "time": {"start": t + 1, "end": t + 2},
+                                      "attachments": [part(reply, 9, {
+                                          "type": "file", "mime": "application/pdf",
+                                          "url": url})]}}),
+            part(reply, 2, {"type": "step-finish", "reason": "tool-calls", "cost": 0,
+                            "tokens": {"input": 1, "output": 1, "reasoning": 0,
+                                       "cache": {"read": 0, "write": 0}}}),
+            part(reply, 3, {"type": "step-start"}),
+            part(reply, 4, {"type": "text", "text": "The spec has one page."})]}]
+    return doc
+
+
+def test_pdf_files_and_attachments_reach_every_provider(tmp_path: Path) -> None:
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(with_pdfs(), indent=2))
+    raw = json.loads(path.read_text())
+    # raw counts: the PDF files stored as data: URLs, in user parts and tool attachments
+    stored_pdfs = [p for m in raw["messages"] for p in m["parts"]
+                   if p["type"] == "file" and p["mime"] == "application/pdf"]
+    attached = [a for m in raw["messages"] for p in m["parts"] if p["type"] == "tool"
+                for a in p["state"].get("attachments", []) if a["mime"] == "application/pdf"]
+    assert len(stored_pdfs) == len(attached) == 1
+    ctx = read_context(path, "opencode")
+    docs = [(m["role"], b) for m in ctx.messages if isinstance(m["content"], list)
+            for b in m["content"] if b["type"] == "document"]
+    assert docs == [("user", {"type": "document", "data": _pdf(),
+                              "mimeType": "application/pdf", "name": "spec.pdf"}),
+                    ("toolResult", {"type": "document", "data": _pdf(),
+                                    "mimeType": "application/pdf"})]
+    asked = next(m for m in ctx.messages if any(b["type"] == "document" for b in m["content"]))
+    assert [b["type"] for b in asked["content"]] == ["text", "text", "document"]  # not notes.txt
+    bodies = accepted_bodies(ctx)
+    marks = {"anthropic": '"type": "document"', "openai-chat": '"type": "file"',
+             "openai-responses": '"type": "input_file"',
+             "gemini": '"mimeType": "application/pdf"', "bedrock": '"format": "pdf"'}
+    for provider, body in bodies.items():
+        text = json.dumps(body)
+        assert marks[provider] in text and text.count(_pdf()) == 2, provider

@@ -44,6 +44,9 @@ class ImageBlock(TypedDict):
     mimeType: str  # also read under `mime_type` (providers/policies/reading.py)
 
 
+PDF = "application/pdf"  # the media type of a document sent as data
+
+
 class DocumentBlock(TypedDict):
     """Written by providers/documents.py `read` from any stored document shape."""
 

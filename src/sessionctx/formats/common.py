@@ -15,6 +15,7 @@ import msgspec
 
 from sessionctx import decoding
 from sessionctx.changes import Source
+from sessionctx.messages import PDF
 from sessionctx.records import (
     DEFAULT_MAX_LINE_BYTES,
     INVALID,
@@ -84,12 +85,37 @@ def text_block(text: str) -> Obj:
     return {"type": "text", "text": text}
 
 
-def data_url_image(url: Any) -> Obj | None:
-    """A native image block from a `data:` URL, or None for anything else."""
+def _data_url(url: Any) -> tuple[str, str] | None:
+    """The media type and base64 data of a `data:` URL, or None for anything else."""
     if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
         return None
     head, data = url[5:].split(";base64,", 1)
-    return {"type": "image", "data": data, "mimeType": head or "image/png"}
+    return head, data
+
+
+def data_url_image(url: Any) -> Obj | None:
+    """A native image block from a `data:` URL, or None for anything else."""
+    parsed = _data_url(url)
+    if parsed is None:
+        return None
+    return {"type": "image", "data": parsed[1], "mimeType": parsed[0] or "image/png"}
+
+
+def data_url_file(url: Any, mime: Any, name: Any = None) -> Obj | None:
+    """A file an agent stored as a `data:` URL with its media type, as the native block a
+    provider takes it as: an image, or a PDF document (with its file name). None for any
+    other file, and for one given by path or web address, whose content is not stored."""
+    parsed = _data_url(url)
+    if parsed is None or not isinstance(mime, str):
+        return None
+    if mime.startswith("image/"):
+        return {"type": "image", "data": parsed[1], "mimeType": mime}
+    if mime != PDF or not parsed[1]:
+        return None
+    block: Obj = {"type": "document", "data": parsed[1], "mimeType": PDF}
+    if isinstance(name, str) and name:
+        block["name"] = name
+    return block
 
 
 # Fields of a server-run item not repeated in its text: how it is named, and bulky binary or

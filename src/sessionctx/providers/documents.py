@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from sessionctx.changes import ChangeKind
+from sessionctx.messages import PDF as PDF
 
-PDF = "application/pdf"
 TEXT = "text/plain"
 DOCUMENT_KINDS = frozenset({"document", "file", "input_file"})
 

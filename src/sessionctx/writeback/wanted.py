@@ -24,7 +24,8 @@ REUSED_REASON = "tool_use ids must be unique: an earlier call already has this i
 class Reused(NamedTuple):
     """A call that reuses an earlier call's id, to be renamed with the result answering it:
     where each is (line or item), which of the blocks with that id there it is (the
-    `nth`), and the id both get."""
+    `nth`), and the id both get. `call_item`: which message of its line holds the call, for
+    a line that holds many (a Gemini CLI `$set` of the conversation), else None."""
 
     call_at: int
     call_nth: int
@@ -32,6 +33,7 @@ class Reused(NamedTuple):
     result_nth: int
     old: str
     new: str
+    call_item: int | None = None
 
 
 @dataclass(slots=True)
@@ -100,7 +102,8 @@ def reused(ctx: Context, by_line: bool = True, raw: bytes = b"") -> list[Reused]
     taken.update(rid for m in ctx.messages if (rid := result_id(m)) is not None)
     out: list[Reused] = []
     for r in found:
-        call_at = _at(ctx.sources[r.call_slot], by_line)
+        call_src = ctx.sources[r.call_slot]
+        call_at = _at(call_src, by_line)
         if call_at is None:
             continue
         result_at, result_nth = None, 0
@@ -118,5 +121,6 @@ def reused(ctx: Context, by_line: bool = True, raw: bytes = b"") -> list[Reused]
             n += 1
         new = f"{r.call_id}_{n}"
         taken.add(new)
-        out.append(Reused(call_at, r.call_nth, result_at, result_nth, r.call_id, new))
+        out.append(Reused(call_at, r.call_nth, result_at, result_nth, r.call_id, new,
+                          call_src.index if by_line else None))
     return out

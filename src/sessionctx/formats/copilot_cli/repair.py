@@ -8,7 +8,7 @@ instead. Every other line is written back byte for byte; a note on an interrupte
 calls.
 
 A call that reuses an earlier call's id gets the new id in its `toolRequests`, and so do the
-`tool.execution_start` and `tool.execution_complete` events of that call.
+events that point at that call (`_rename_reused`).
 """
 
 from __future__ import annotations
@@ -70,7 +70,12 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
 
 
 def _rename_reused(lines: Lines, reused: list[Reused]) -> list[Fix]:
-    """The request, and the events that started and completed it, get the new id."""
+    """The request gets the new id, and so does every event that points at that call: the
+    ones that started and completed it, and, when it is the message's only request with
+    that id, every other event up to the next turn that names it (`toolCallId` of its
+    sub-agent's `subagent.*` events, progress and permission events; `parentToolCallId` of
+    each event of that sub-agent). Two requests of one message with one id leave those
+    others alone: which call each one names cannot be told."""
     fixes = []
     for r in reused:
         n = r.call_at
@@ -81,37 +86,66 @@ def _rename_reused(lines: Lines, reused: list[Reused]) -> list[Fix]:
             "toolCallId") == r.old] if isinstance(requests, list) else []
         if r.call_nth >= len(held):
             continue
-        detail = {"old": r.old, "new": r.new}
-        edits: list[tuple[int, list[str | int], str]] = [
-            (n, ["data", "toolRequests", held[r.call_nth], "toolCallId"], REUSED_REASON)]
-        starts = _started(lines, n, r.old)
-        if r.call_nth < len(starts):
-            edits.append((starts[r.call_nth], ["data", "toolCallId"],
-                          "the event that started the renamed call"))
+        edits: dict[int, tuple[list[Path], str]] = {
+            n: ([["data", "toolRequests", held[r.call_nth], "toolCallId"]], REUSED_REASON)}
+        if len(held) == 1:
+            for m, places in _pointing(lines, n, r.old):
+                why = ("the result answers the renamed call" if m == r.result_at else
+                       "the event names the renamed call")
+                edits[m] = (places, why)
+        else:
+            starts = [m for m, places in _pointing(lines, n, r.old) if _kind(lines, m) ==
+                      "tool.execution_start" and places == [["data", "toolCallId"]]]
+            if r.call_nth < len(starts):
+                edits[starts[r.call_nth]] = ([["data", "toolCallId"]],
+                                             "the event names the renamed call")
         if r.result_at is not None:
-            edits.append((r.result_at, ["data", "toolCallId"],
-                          "the result answers the renamed call"))
-        for at, place, why in sorted(edits):
-            lines.put(at, spans.replace(lines.text(at), place, r.new))
-            fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, why, line=at, detail=dict(detail)))
+            edits.setdefault(r.result_at, ([["data", "toolCallId"]],
+                                           "the result answers the renamed call"))
+        for at, (places, why) in sorted(edits.items()):
+            text = lines.text(at)
+            for place in places:
+                text = spans.replace(text, place, r.new)
+            lines.put(at, text)
+            fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, why, line=at,
+                             detail={"old": r.old, "new": r.new}))
     return fixes
 
 
-def _started(lines: Lines, n: int, call_id: str) -> list[int]:
-    """The `tool.execution_start` events with `call_id` after the message at line `n`, up to
-    the next turn, in order (Copilot CLI starts a message's calls in the order it made them)."""
+Path = list[str | int]
+# where an event names a call of the main agent: the call it is about, the call whose
+# sub-agent wrote it, the call a permission prompt was raised for
+_POINTERS: tuple[Path, ...] = (["data", "toolCallId"], ["data", "parentToolCallId"],
+                               ["data", "permissionRequest", "toolCallId"])
+
+
+def _pointing(lines: Lines, n: int, call_id: str) -> list[tuple[int, list[Path]]]:
+    """The events after the message at line `n`, up to the main agent's next message, that
+    name `call_id`, each with where it names it."""
     out = []
     for m in range(n + 1, len(lines) + 1):
         obj = lines.obj(m)
         data = obj.get("data") if obj is not None else None
-        if not isinstance(data, dict) or obj is None or "agentId" in obj or (
-                "parentToolCallId" in data):
+        if obj is None or not isinstance(data, dict):
             continue
-        if obj.get("type") in ("user.message", "assistant.message"):
+        sub = "agentId" in obj or "parentToolCallId" in data
+        if not sub and obj.get("type") in ("user.message", "assistant.message"):
             break
-        if obj.get("type") == "tool.execution_start" and data.get("toolCallId") == call_id:
-            out.append(m)
+        places = [p for p in _POINTERS if _at(obj, p) == call_id]
+        if places:
+            out.append((m, places))
     return out
+
+
+def _at(obj: Any, path: Path) -> Any:
+    for step in path:
+        obj = obj.get(step) if isinstance(obj, dict) and isinstance(step, str) else None
+    return obj
+
+
+def _kind(lines: Lines, n: int) -> Any:
+    obj = lines.obj(n)
+    return obj.get("type") if obj is not None else None
 
 
 def _last_result(lines: Lines, n: int, calls: set[str]) -> int:

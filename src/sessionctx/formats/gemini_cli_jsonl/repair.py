@@ -8,8 +8,8 @@ nothing is left in it: then every row of it goes. Every other row is written bac
 byte. A note on the interrupted call is a new user message row right after the row that lost
 the call.
 
-A call that reuses an earlier call's id, in the `toolCalls` of a message row, is renamed in
-that row (the one Gemini CLI loads) with the responses it holds, as in the JSON format.
+A call that reuses an earlier call's id is renamed with the responses that answer it, in
+every row that writes its message (`_rename_reused`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionctx.changes import ChangeKind
-from sessionctx.formats.gemini_cli.repair import DOCUMENT as STORED_AS_JSON
 from sessionctx.records import ReadResult
 from sessionctx.writeback import spans
 from sessionctx.writeback.common import delete_members, last, remove_unreadable
@@ -28,6 +27,9 @@ from sessionctx.writeback.notes import NoteMaker
 from sessionctx.writeback.wanted import REUSED_REASON, Reused, Wanted
 
 Obj = dict[str, Any]
+Path = list[str | int]
+# (line, where the message sits in that line's object, the message)
+Sequence = list[tuple[int, Path, Obj]]
 KEYS = None  # rows are not chained: a message row is found by its id
 
 
@@ -69,30 +71,119 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
 
 
 def _rename_reused(lines: Lines, reused: list[Reused]) -> list[Fix]:
-    """The reused call of a message row and the responses it holds get the new id. Left
-    alone (and named as remaining): calls held as `functionCall` parts, or in a `$set` row."""
+    """A reused call gets the new id in every copy of the message that holds it (each row of
+    it, and each `$set` or header that wrote the whole conversation), so whichever row Gemini
+    CLI loads holds the same ids; so do the responses that answer it, in its `toolCalls`
+    entry and as `functionResponse` parts of the user messages right after it (Gemini CLI
+    records them both ways)."""
+    if not reused:
+        return []
+    sequences = _sequences(lines)
     fixes = []
     for r in reused:
-        n = r.call_at
-        obj = lines.obj(n)
-        if obj is None or _holder(obj, r.old) != [] or any(
-                _part_call_id(p) == r.old for p in _list(obj, "content")):
+        loaded = _message_of(lines.obj(r.call_at), r.call_item)
+        if loaded is None:
             continue
-        places = STORED_AS_JSON.call_ids(obj, r.old, r.call_nth)
-        if not places:
-            continue
-        answers = STORED_AS_JSON.result_ids(obj, r.old, r.result_nth) if (
-            r.result_at == n) else []
-        text = lines.text(n)
-        for place in places + answers:
-            text = spans.replace(text, place, r.new)
-        lines.put(n, text)
+        calls: dict[int, list[Path]] = {}
+        answers: dict[int, list[Path]] = {}
+        for seq in sequences:
+            for k, (n, prefix, message) in enumerate(seq):
+                if message.get("id") != loaded["id"] or message.get("type") != "gemini":
+                    continue
+                call, inside = _call_places(message, r.old, r.call_nth)
+                if not call:
+                    continue
+                calls.setdefault(n, []).extend([*prefix, *p] for p in call)
+                answers.setdefault(n, []).extend([*prefix, *p] for p in inside)
+                for m, after_prefix, after in _users_after(seq, k):
+                    held = [j for j, part in enumerate(_list(after, "content"))
+                            if _part_response_id(part) == r.old]
+                    if r.call_nth < len(held):
+                        answers.setdefault(m, []).append(
+                            [*after_prefix, "content", held[r.call_nth], "functionResponse",
+                             "id"])
         detail = {"old": r.old, "new": r.new}
-        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, REUSED_REASON, line=n, detail=detail))
-        if answers:
-            fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the responses it holds answer "
-                             "the renamed call", line=n, detail=dict(detail)))
+        for n in sorted(calls.keys() | answers.keys()):
+            text = lines.text(n)
+            for place in calls.get(n, []) + answers.get(n, []):
+                text = spans.replace(text, place, r.new)
+            lines.put(n, text)
+            if calls.get(n):
+                why = REUSED_REASON if n == r.call_at else (
+                    "a copy of the message in another row gets the same id")
+                fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, why, line=n,
+                                 detail=dict(detail)))
+            if answers.get(n):
+                fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the responses it holds "
+                                 "answer the renamed call", line=n, detail=dict(detail)))
     return fixes
+
+
+def _sequences(lines: Lines) -> list[Sequence]:
+    """The conversations the file writes: its message rows in order, and the messages of
+    each `$set` or header that holds the whole conversation."""
+    rows: Sequence = []
+    out = [rows]
+    for n in lines.kept():
+        obj = lines.obj(n)
+        if obj is None:
+            continue
+        if isinstance(obj.get("id"), str) and "$set" not in obj:
+            rows.append((n, [], obj))
+            continue
+        for prefix in (["$set", "messages"], ["messages"]):
+            held = _dig(obj, list(prefix))
+            if isinstance(held, list):
+                out.append([(n, [*prefix, k], m) for k, m in enumerate(held)
+                            if isinstance(m, dict)])
+    return out
+
+
+def _message_of(obj: Obj | None, index: int | None) -> Obj | None:
+    """The message a row holds: the row itself, or the `index`th of the conversation it
+    writes."""
+    if obj is None:
+        return None
+    if index is None:
+        return obj if isinstance(obj.get("id"), str) else None
+    for prefix in (["$set", "messages"], ["messages"]):
+        message = _dig(obj, [*prefix, index])
+        if isinstance(message, dict) and isinstance(message.get("id"), str):
+            return message
+    return None
+
+
+def _call_places(message: Obj, call_id: str, nth: int) -> tuple[list[Path], list[Path]]:
+    """Where the `nth` call with `call_id` of a gemini message has its id (its `toolCalls`
+    entry, and a `functionCall` part that repeats it), and the ids of the responses that
+    entry holds."""
+    calls = _list(message, "toolCalls")
+    entries = [i for i, c in enumerate(calls) if _call_id(c) == call_id]
+    parts = [j for j, p in enumerate(_list(message, "content")) if _part_call_id(p) == call_id]
+    places: list[Path] = []
+    inside: list[Path] = []
+    if nth < len(entries):
+        i = entries[nth]
+        places.append(["toolCalls", i, "id"])
+        inside = [["toolCalls", i, "result", j, "functionResponse", "id"]
+                  for j, part in enumerate(_list(calls[i], "result"))
+                  if _part_response_id(part) == call_id]
+    if nth < len(parts) and (places or not entries):
+        places.append(["content", parts[nth], "functionCall", "id"])
+    return places, inside
+
+
+def _users_after(seq: Sequence, k: int) -> Sequence:
+    """The user messages after the `k`th of the conversation, up to its next gemini message:
+    where the responses to its calls are sent from."""
+    out: Sequence = []
+    for entry in seq[k + 1:]:
+        kind = entry[2].get("type")
+        if kind == "gemini":
+            break
+        if kind == "user":
+            out.append(entry)
+    return out
 
 
 def _empty(message: Obj | None) -> bool:
@@ -154,6 +245,11 @@ def _call_id(call: Any) -> str | None:
 def _part_call_id(part: Any) -> str | None:
     fc = part.get("functionCall") if isinstance(part, dict) else None
     return fc.get("id") if isinstance(fc, dict) else None
+
+
+def _part_response_id(part: Any) -> str | None:
+    fr = part.get("functionResponse") if isinstance(part, dict) else None
+    return fr.get("id") if isinstance(fr, dict) else None
 
 
 def _name(member: Any) -> str | None:

@@ -72,6 +72,11 @@ class _Turns:
                     self.calls.setdefault(native_call_id(item), []).append(k)
             self.last_item[k] = latest
 
+    def item(self, n: int) -> Item | None:
+        """The item at line or index `n`, if it holds one."""
+        k = self.order.get(n)
+        return self.numbered[k][1] if k is not None else None
+
     def calls_after(self, n: int, call_id: str | None) -> tuple[list[int], int]:
         """The lines of the calls of `call_id` from line `n` to the end of its turn, and the
         turn's last line holding an item (`n` when there is none)."""
@@ -152,32 +157,37 @@ def plan(lines: Lines, result: ReadResult, wanted: Wanted, notes: NoteMaker | No
 
 
 def _rename_reused(lines: Lines, turns: _Turns, reused: list[Reused]) -> list[Fix]:
-    """A call item whose `call_id` an earlier call already used, and the output answering
-    it, get a new `call_id`, so both pairs stay. Left alone: a call whose item id differs
-    from its call_id (its id is '<call_id>|<item id>' to the reader) or equals it."""
+    """The line writer's renames: each item's line gets its new `call_id`."""
     fixes = []
+    for n, new, why in _renames(turns, reused):
+        obj = lines.obj(n)
+        if obj is None:
+            continue
+        lines.put(n, spans.replace(lines.text(n), [*_where(obj), "call_id"], new.new))
+        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, why, line=n,
+                         detail={"old": new.old, "new": new.new}))
+    return fixes
+
+
+def _renames(turns: _Turns, reused: list[Reused]) -> list[tuple[int, Reused, str]]:
+    """Where a call item whose `call_id` an earlier call already used, and the output
+    answering it, get the new `call_id`, so both pairs stay: (line or index, the rename,
+    why). Left alone: a call whose item id differs from its call_id (its id is
+    '<call_id>|<item id>' to the reader) or equals it."""
+    out = []
     for r in reused:
         held, _ = turns.calls_after(r.call_at, r.old)
         if "|" in r.old or r.call_nth >= len(held):
             continue
         m = held[r.call_nth]
-        obj = lines.obj(m)
-        item = item_of(obj)
-        if obj is None or item is None or item.get("call_id") != r.old or "id" in item:
+        item = turns.item(m)
+        if item is None or item.get("call_id") != r.old or "id" in item:
             continue
-        lines.put(m, spans.replace(lines.text(m), [*_where(obj), "call_id"], r.new))
-        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, REUSED_REASON, line=m,
-                         detail={"old": r.old, "new": r.new}))
-        answer = lines.obj(r.result_at) if r.result_at is not None else None
-        output = item_of(answer)
-        if answer is None or output is None or r.result_at is None or \
-                output.get("call_id") != r.old:
-            continue
-        lines.put(r.result_at, spans.replace(lines.text(r.result_at),
-                                             [*_where(answer), "call_id"], r.new))
-        fixes.append(Fix(ChangeKind.DUPLICATE_ID_RENAMED, "the output answers the renamed call",
-                         line=r.result_at, detail={"old": r.old, "new": r.new}))
-    return fixes
+        out.append((m, r, REUSED_REASON))
+        output = turns.item(r.result_at) if r.result_at is not None else None
+        if output is not None and r.result_at is not None and output.get("call_id") == r.old:
+            out.append((r.result_at, r, "the output answers the renamed call"))
+    return out
 
 
 def _where(obj: Item) -> list[str | int]:
@@ -193,15 +203,19 @@ def plan_document(raw: bytes, document: Any, wanted: Wanted, note_unpaired: bool
     items = document if isinstance(document, list) else document.get("input")
     if not isinstance(items, list):
         return raw, []  # a request whose input is one string: nothing to take out
-    edits = _Edits([(i, item if is_item(item) else None) for i, item in enumerate(items)],
-                   "index")
+    numbered: Numbered = [(i, item if is_item(item) else None) for i, item in enumerate(items)]
+    renames = _renames(_Turns(numbered), wanted.reused) if wanted.reused else []
+    edits = _Edits(numbered, "index")
     edits.plan(wanted, note_unpaired)
     for i, change in [*wanted.empty.items(), *wanted.invalid.items()]:
         if i not in edits.removed and 0 <= i < len(items):
             kind = REMOVED_INVALID if i in wanted.invalid else REMOVED_EMPTY
             edits.remove(i, kind, change.reason)
-    fixes = edits.fixes
+    fixes = edits.fixes + [Fix(ChangeKind.DUPLICATE_ID_RENAMED, why, index=i,
+                               detail={"old": r.old, "new": r.new}) for i, r, why in renames]
     array = spans.ArrayText(raw, where)
+    for i, r, _ in renames:
+        array.values[i] = spans.replace(array.values[i], ["call_id"], r.new)
     for i in sorted(edits.removed | set(edits.notes), reverse=True):
         if i in edits.notes:
             lost = edits.notes[i]

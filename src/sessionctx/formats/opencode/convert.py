@@ -1,11 +1,13 @@
 """opencode messages and parts, wherever they were stored, as native records.
 
 What reaches the model follows opencode's own conversion (`MessageV2.toModelMessages`): a
-user message's `text` parts (not those marked `ignored`), its image files and a `subtask` part
-as the line opencode sends for it; an assistant message's `text`, `reasoning` and `tool`
-parts, a new model message at each `step-start`, each tool part's result after its step
-(`completed`: its output, or "[Old tool result content cleared]" once its time is marked
-`compacted`; `error`: its error, or the partial `output` of a call marked `interrupted`). A
+user message's `text` parts (not those marked `ignored`), its image and PDF files (stored as
+`data:` URLs: opencode reads a file given by path into one when the message is written) and a
+`subtask` part as the line opencode sends for it; an assistant message's `text`, `reasoning`
+and `tool` parts, a new model message at each `step-start`, each tool part's result after its
+step (`completed`: its output with the images and PDFs attached to it, or "[Old tool result
+content cleared]" once its time is marked `compacted`; `error`: its error, or the partial
+`output` of a call marked `interrupted`). A
 tool part still `pending` or `running` was never answered: it stays a call without a result
 (opencode itself sends it as interrupted). An assistant message that failed is not sent, unless
 it was aborted after writing something. Every other part (step-finish, snapshot, patch,
@@ -23,7 +25,7 @@ from typing import Any, NamedTuple
 from sessionctx.changes import Source
 from sessionctx.formats.common import (
     context_record,
-    data_url_image,
+    data_url_file,
     message_record,
     text_block,
 )
@@ -138,8 +140,8 @@ def _user_block(part: Obj) -> Obj | None:
         return text_block("What did we do so far?")
     if kind == "subtask":
         return text_block("The following tool was executed by the user")
-    if kind == "file" and str(part.get("mime", "")).startswith("image/"):
-        return data_url_image(part.get("url"))
+    if kind == "file":
+        return data_url_file(part.get("url"), part.get("mime"), part.get("filename"))
     return None
 
 
@@ -178,27 +180,32 @@ def _assistant(msg: Message) -> list[Obj]:
             blocks.append({"type": "toolCall", "id": cid, "name": name,
                            "arguments": args if isinstance(args, dict) else {}})
             if (result := _result(state)) is not None:
-                body, failed = result
+                body, failed, files = result
                 results.append({"role": "toolResult", "toolCallId": cid, "toolName": name,
                                 "content": [text_block(body if isinstance(body, str) else
-                                                       "(no output)")],
+                                                       "(no output)"), *files],
                                 "isError": failed})
     flush()
     return out
 
 
-def _result(state: Obj) -> tuple[Any, bool] | None:
-    """What opencode sends as a tool part's result, and whether as an error; None while the
-    call was never answered."""
+def _result(state: Obj) -> tuple[Any, bool, list[Obj]] | None:
+    """What opencode sends as a tool part's result, whether as an error, and the images and
+    PDFs attached to it; None while the call was never answered."""
     status = state.get("status")
     if status == "completed":
-        cleared = _obj(state.get("time")).get("compacted")
-        return ("[Old tool result content cleared]" if cleared else state.get("output")), False
+        if _obj(state.get("time")).get("compacted"):
+            return "[Old tool result content cleared]", False, []
+        attached = state.get("attachments")
+        files = [b for a in attached if isinstance(a, dict) and (b := data_url_file(
+            a.get("url"), a.get("mime"), a.get("filename"))) is not None] if isinstance(
+            attached, list) else []
+        return state.get("output"), False, files
     if status == "error":
         meta = _obj(state.get("metadata"))
         if meta.get("interrupted") is True and isinstance(meta.get("output"), str):
-            return meta["output"], False
-        return state.get("error"), True
+            return meta["output"], False, []
+        return state.get("error"), True, []
     return None
 
 
