@@ -1,0 +1,121 @@
+"""The proxy's audit log: every repaired request is recorded with what became of it (the
+upstream's status, an upstream that could not be reached or broke off, a client that left) and
+counted in the summary `sessionctx run` prints; `sessionctx proxy log` shows one line a
+request, and `--json` the entries."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from sessionctx.cli import main
+from tests.proxy_thread import post, running_proxy
+from tests.strict_stub import serve
+from tests.test_proxy_faults import BROKEN
+from tests.test_proxy_run import SCRIPT, _env
+
+
+def _dead_port() -> str:
+    """A base URL nothing listens on (connection refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def logged(store: str, count: int = 1) -> list[dict[str, Any]]:
+    """`sessionctx proxy log --json` once `count` entries landed (they are written after the
+    answer)."""
+    deadline = time.monotonic() + 10
+    while True:
+        out = CliRunner().invoke(main, ["proxy", "log", "--store", store, "--json"])
+        assert out.exit_code == 0, out.output
+        found: list[dict[str, Any]] = json.loads(out.output)["entries"]
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_a_repaired_request_the_upstream_never_got_is_recorded_and_counted(tmp_path):
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+    with running_proxy(_dead_port(), store) as proxy:
+        status, headers, data = post(proxy.url, "/v1/messages", json.dumps(BROKEN).encode(),
+                                     headers={"x-claude-code-session-id": "cc-1"})
+        assert status == 502 and headers["x-sessionctx-proxy-error"] == "1"
+        assert "sessionctx proxy could not reach the upstream" in data.decode()
+        found = logged(store)
+        assert (proxy.totals.repaired, proxy.totals.unanswered) == (1, 1)
+        assert "1 repaired (0 after a refusal, 1 not answered)" in proxy.totals.line()
+    [entry] = found
+    assert entry["status"] == 502 and entry["session_id"] == "cc-1"
+    assert entry["outcome"].startswith("upstream unreachable: ClientConnectorError")
+    assert [p["id"] for p in entry["pending_calls"]] == ["t1"]
+    text = CliRunner().invoke(main, ["proxy", "log", "--store", store]).output
+    assert "upstream unreachable" in text and "cc-1" in text
+
+
+def test_run_counts_a_repair_the_upstream_never_got(tmp_path):
+    script = tmp_path / "agent.py"
+    script.write_text(SCRIPT)
+    env = _env(tmp_path, ANTHROPIC_BASE_URL=_dead_port())
+    done = subprocess.run([sys.executable, "-m", "sessionctx.cli", "run", "--",
+                           sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and "sessionctx proxy could not reach" in done.stderr
+    assert "sessionctx: 1 request, 1 repaired (0 after a refusal, 1 not answered)" in done.stderr
+    [entry] = logged(env["SESSIONCTX_STORE"])
+    assert entry["outcome"].startswith("upstream unreachable:")
+
+
+def test_a_refusal_cut_off_mid_answer_is_a_502_and_recorded(tmp_path):
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+    script = [{"status": 400, "message": "tool_use ids were found without tool_result " * 9,
+               "cut": True}]
+    with serve(script) as up, running_proxy(up.url, store) as proxy:
+        status, headers, data = post(proxy.url, "/v1/messages", json.dumps(BROKEN).encode())
+        assert status == 502 and headers["x-sessionctx-proxy-error"] == "1"
+        assert "sessionctx proxy" in data.decode() and "broke off" in data.decode()
+        [entry] = logged(store)
+        assert proxy.totals.unanswered == 1 and len(up.requests) == 1
+    assert entry["outcome"].startswith("upstream broke off its answer: ")
+
+
+def test_a_client_gone_before_the_answer_is_recorded(tmp_path):
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+    with serve([{"text": "late", "delay": 0.5}]) as up, running_proxy(up.url, store) as proxy:
+        host, port = proxy.url.removeprefix("http://").split(":")
+        body = json.dumps(BROKEN).encode()
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n"
+                      b"content-type: application/json\r\n"
+                      + f"content-length: {len(body)}\r\n\r\n".encode() + body)
+            time.sleep(0.1)
+        [entry] = logged(store)
+        assert proxy.totals.unanswered == 1
+    assert entry["outcome"] == "client went away" and entry["status"] is None
+
+
+def test_an_answered_repair_says_so(tmp_path):
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+    with serve() as up, running_proxy(up.url, store) as proxy:
+        for stream in (False, True):
+            status, _, _ = post(proxy.url, "/v1/messages",
+                                json.dumps({**BROKEN, "stream": stream}).encode())
+            assert status == 200
+        found = logged(store, 2)
+        assert (proxy.totals.repaired, proxy.totals.unanswered) == (2, 0)
+    assert [(e["status"], e["outcome"]) for e in found] == [(200, "upstream answered 200")] * 2
+
+
+def test_proxy_log_with_nothing_recorded(tmp_path: Path):
+    store = f"sqlite:///{tmp_path / 'none.db'}"
+    out = CliRunner().invoke(main, ["proxy", "log", "--store", store])
+    assert out.exit_code == 0 and out.output == "the proxy has repaired nothing yet\n"
+    out = CliRunner().invoke(main, ["proxy", "log", "--store", store, "--json"])
+    assert json.loads(out.output) == {"entries": []}
