@@ -28,7 +28,7 @@ from sessionctx.providers.wire import ANTHROPIC, OPENAI_RESPONSES, RepairedReque
 from sessionctx.proxy import reactive
 from sessionctx.proxy.audit import Audit
 from sessionctx.proxy.known import Known
-from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id
+from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id, target
 from sessionctx.render import counted
 
 MAX_BODY = 256 * 1024 * 1024  # the provider says what is too large, not the proxy
@@ -176,7 +176,7 @@ class _Proxy:
     async def _send(self, request: web.Request, where: Route, base: str, out: _Outgoing,
                     notes: list[str]) -> web.StreamResponse:
         assert self.session is not None
-        url = base + request.raw_path  # the path and query as the client sent them
+        url = target(base, request.raw_path)
         headers = forwarded(request.headers.items())
         sent = datetime.now(UTC)
         try:  # a repaired request is recorded whatever becomes of it (`out`: the last sent)
