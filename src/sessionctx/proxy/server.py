@@ -85,6 +85,7 @@ class _Outgoing:
     status: int | None = None  # the status the client got
     outcome: str = ""  # what became of it, for the audit log ("": the client went away)
     answered: bool = False  # the upstream's answer reached the client whole
+    counted: bool = False  # in the totals (as its answer starts, the record comes after it)
 
 
 def make_app(settings: Settings) -> web.Application:
@@ -265,6 +266,7 @@ class _Proxy:
                notes: list[str]) -> web.Response:
         out.status, out.outcome = upstream.status, f"upstream answered {upstream.status}"
         out.answered = True
+        self._count(out)
         response = web.Response(status=upstream.status, body=answer)
         for k, v in self._headers(upstream, out, notes):
             response.headers.add(k, v)
@@ -273,6 +275,7 @@ class _Proxy:
     async def _stream(self, request: web.Request, upstream: aiohttp.ClientResponse,
                       out: _Outgoing, notes: list[str]) -> web.StreamResponse:
         out.status = upstream.status
+        self._count(out)
         response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
         for k, v in self._headers(upstream, out, notes):
             response.headers.add(k, v)
@@ -305,11 +308,8 @@ class _Proxy:
         if not out.outcome:  # the handler was cancelled: the client left
             out.outcome = ("client went away" if out.status is None else
                            f"upstream answered {out.status}, client went away")
-        totals = self.s.totals
-        totals.repaired += 1
-        totals.unanswered += not out.answered
-        totals.changes += len(fixed.changes)
-        totals.pending += len(fixed.pending_calls)
+        self._count(out)
+        self.s.totals.unanswered += not out.answered
         entry: dict[str, Any] = {
             "time": sent.isoformat(timespec="milliseconds"),
             "session_id": session_id(request.headers), "api": fixed.api,
@@ -323,6 +323,16 @@ class _Proxy:
         task = asyncio.get_running_loop().create_task(self._write(entry))
         self.writes.add(task)
         task.add_done_callback(self.writes.discard)
+
+    def _count(self, out: _Outgoing) -> None:
+        """A repaired request in the totals, once, before the client has all of its answer."""
+        if out.fixed is None or out.counted:
+            return
+        out.counted = True
+        totals = self.s.totals
+        totals.repaired += 1
+        totals.changes += len(out.fixed.changes)
+        totals.pending += len(out.fixed.pending_calls)
 
     async def _write(self, entry: dict[str, Any]) -> None:
         try:
