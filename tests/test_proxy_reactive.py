@@ -101,8 +101,8 @@ LISTED = {
 def test_each_listed_history_error_is_known_and_nothing_else(name):
     api, message = LISTED[name]
     answer = json.dumps(error_body(KINDS[api], message)).encode()
-    assert refusal(400, answer) is not None
-    assert refusal(400, answer).signatures == (name == "invalid thinking signature")
+    found = refusal(400, answer)
+    assert found is not None and found.signatures == (name == "invalid thinking signature")
     for status in (429, 500, 529):
         assert refusal(status, answer) is None
 
