@@ -6,16 +6,23 @@ request, and `--json` the entries."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 import time
+import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import psycopg
+import pytest
 from click.testing import CliRunner
 
 from sessionctx.cli import main
+from sessionctx.providers.wire import repair_request
+from sessionctx.store.postgres import split_url
 from tests.proxy_thread import post, running_proxy
 from tests.strict_stub import serve
 from tests.test_proxy_faults import BROKEN
@@ -119,3 +126,63 @@ def test_proxy_log_with_nothing_recorded(tmp_path: Path):
     assert out.exit_code == 0 and out.output == "the proxy has repaired nothing yet\n"
     out = CliRunner().invoke(main, ["proxy", "log", "--store", store, "--json"])
     assert json.loads(out.output) == {"entries": []}
+
+
+def test_a_record_holds_what_the_issue_lists_and_no_body_unless_asked(tmp_path):
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+    written = {"type": "tool_result", "tool_use_id": "t2", "is_error": True,
+               "content": "[Tool call interrupted: the session ended before this call's "
+                          "result was recorded]"}
+    body = {**BROKEN, "messages": [
+        *BROKEN["messages"][:2], {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "ls",
+                                           "input": {}}]},
+        {"role": "user", "content": [{"type": "text", "text": "and?"}, written]}]}
+    with serve() as up, running_proxy(up.url, store) as proxy:
+        status, headers, _ = post(proxy.url, "/v1/messages?beta=true",
+                                  json.dumps(body).encode(), headers={"session-id": "cx-7"})
+        assert status == 200 and headers["x-sessionctx-pending-calls"] == "1"
+        [entry] = logged(store)
+        sent = up.requests[-1]["body"]
+    assert '"t2"' not in json.dumps(sent) and "interrupted" not in json.dumps(sent)
+    assert [p["id"] for p in entry["pending_calls"]] == ["t2"]  # the agent's own result
+    assert "result_written_by_agent" in [c["kind"] for c in entry["changes"]]
+    assert entry["session_id"] == "cx-7" and entry["api"] == "anthropic"
+    assert entry["model"] == "claude-sonnet-4-5" and entry["path"] == "/v1/messages"
+    assert datetime.fromisoformat(entry["time"]).tzinfo is not None
+    assert entry["reactive"] is False and entry["overhead_ms"] >= 0
+    assert "body" not in entry
+    assert set(entry) >= {"time", "session_id", "api", "model", "changes", "pending_calls",
+                          "status", "outcome", "violations"}
+
+
+def test_note_unpaired_tells_the_model_and_invents_no_result(tmp_path):
+    with serve() as up, running_proxy(up.url, note_unpaired=True) as proxy:
+        status, _, _ = post(proxy.url, "/v1/messages", json.dumps(BROKEN).encode())
+        assert status == 200 and proxy.totals.pending == 1
+        sent = up.requests[-1]["body"]
+    text = json.dumps(sent["messages"])
+    assert "interrupted" in text and '"t1"' not in text and "tool_result" not in text
+    without = json.dumps(repair_request("anthropic", BROKEN).body["messages"])
+    assert "interrupted" not in without
+
+
+@pytest.mark.skipif(not os.environ.get("SESSIONCTX_TEST_POSTGRES"),
+                    reason="SESSIONCTX_TEST_POSTGRES is not set")
+def test_a_postgresql_store_keeps_the_records():
+    base = os.environ["SESSIONCTX_TEST_POSTGRES"]
+    schema = f"sctx_proxy_{uuid.uuid4().hex[:12]}"
+    store = f"{base}{'&' if '?' in base else '?'}schema={schema}"
+    try:
+        with serve() as up, running_proxy(up.url, store) as proxy:
+            post(proxy.url, "/v1/messages", json.dumps(BROKEN).encode(),
+                 headers={"x-claude-code-session-id": "pg-1"})
+            [entry] = logged(store)
+        assert entry["session_id"] == "pg-1" and entry["pending_calls"][0]["id"] == "t1"
+        text = CliRunner().invoke(main, ["proxy", "log", "--store", store]).output
+        assert "pg-1" in text and "ls (t1)" in text
+    finally:
+        conninfo, name = split_url(store)
+        with psycopg.connect(conninfo, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")

@@ -7,6 +7,7 @@ the configured upstream."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import socket
@@ -20,6 +21,7 @@ from aiohttp import web
 
 from tests.proxy_thread import post, running_proxy
 from tests.strict_stub import in_thread, serve
+from tests.test_proxy_faults import BROKEN
 
 VALID = {"model": "claude-sonnet-4-5", "max_tokens": 8, "stream": True,
          "messages": [{"role": "user", "content": "hi"}]}
@@ -170,3 +172,61 @@ def test_a_target_that_names_a_host_goes_to_the_configured_upstream():
             assert up.requests[-1]["path"] == "/v1/messages?beta=true"
             assert up.requests[-1]["headers"]["host"] == up.url.removeprefix("http://")
         assert up.raw() == body
+
+
+def test_count_tokens_is_repaired_like_the_request_and_a_valid_one_passes_as_sent():
+    broken = {k: v for k, v in BROKEN.items() if k != "max_tokens"}
+    valid = json.dumps({"model": "claude-sonnet-4-5", "messages": [
+        {"role": "user", "content": "hi é"}]}, ensure_ascii=False).encode()
+    with serve() as up, running_proxy(up.url) as proxy:
+        direct, _, _ = post(up.url, "/v1/messages/count_tokens", json.dumps(broken).encode())
+        assert direct == 400  # the stub counts only what the API would take
+        status, headers, data = post(proxy.url, "/v1/messages/count_tokens?beta=true",
+                                     json.dumps(broken).encode())
+        assert status == 200 and "input_tokens" in json.loads(data)
+        assert int(headers["x-sessionctx-changes"]) >= 1
+        assert up.requests[-1]["path"] == "/v1/messages/count_tokens?beta=true"
+        assert b'"t1"' not in up.raw() and not up.requests[-1]["problem"]
+        status, headers, _ = post(proxy.url, "/v1/messages/count_tokens", valid)
+        assert status == 200 and up.raw() == valid
+        assert "x-sessionctx-changes" not in headers
+
+
+def test_another_path_passes_untouched_whatever_its_body_holds():
+    body = json.dumps(BROKEN, indent=1).encode()  # a history the proxy would repair elsewhere
+    with serve() as up, running_proxy(up.url) as proxy:
+        for path in ("/v1/messages/batches", "/v1/embeddings?x=%C3%A9",
+                     "/v1beta/models/gemini-2.5-flash:countTokens"):
+            status, headers, _ = post(proxy.url, path, body)
+            assert status == 404 and "x-sessionctx-changes" not in headers  # the stub's answer
+            assert up.requests[-1]["path"] == path and up.raw() == body
+        assert proxy.totals.repaired == 0
+
+
+def test_no_task_is_left_once_the_faults_are_over():
+    """After a stream cut by the upstream, a client gone mid-answer and an upstream gone, the
+    proxy's event loop holds only its own server task."""
+    with serve([{"text": "x", "cut": True}, {"text": "y", "delay": 0.5}]) as up, \
+            running_proxy(up.url) as proxy:
+        host, port = proxy.url.removeprefix("http://").split(":")
+        with contextlib.suppress(http.client.IncompleteRead, ConnectionError):
+            post(proxy.url, "/v1/messages", json.dumps(VALID).encode())
+        with socket.create_connection((host, int(port))) as s:
+            body = json.dumps(VALID).encode()
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n"
+                      + f"content-length: {len(body)}\r\n\r\n".encode() + body)
+            time.sleep(0.1)
+        time.sleep(1.0)
+        assert up.gone == 1
+
+        async def others() -> list[str]:
+            here = asyncio.current_task()
+            return [repr(t.get_coro()) for t in asyncio.all_tasks() if t is not here]
+
+        deadline = time.monotonic() + 10
+        while True:
+            left = asyncio.run_coroutine_threadsafe(others(), proxy.loop).result(10)
+            if len(left) <= 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert len(left) == 1 and "serve" in left[0], left
