@@ -134,7 +134,10 @@ def test_a_record_holds_what_the_issue_lists_and_no_body_unless_asked(tmp_path):
                "content": "[Tool call interrupted: the session ended before this call's "
                           "result was recorded]"}
     body = {**BROKEN, "messages": [
-        *BROKEN["messages"][:2], {"role": "user", "content": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+                                           "input": {}}]},
+        {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "ls",
                                            "input": {}}]},
