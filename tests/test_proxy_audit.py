@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from sessionctx.cli import main
 from sessionctx.providers.wire import repair_request
+from sessionctx.proxy.audit import line
 from sessionctx.store.postgres import split_url
 from tests.proxy_thread import post, running_proxy
 from tests.strict_stub import serve
@@ -156,8 +157,28 @@ def test_a_record_holds_what_the_issue_lists_and_no_body_unless_asked(tmp_path):
     assert datetime.fromisoformat(entry["time"]).tzinfo is not None
     assert entry["reactive"] is False and entry["overhead_ms"] >= 0
     assert "body" not in entry
-    assert set(entry) >= {"time", "session_id", "api", "model", "changes", "pending_calls",
-                          "status", "outcome", "violations"}
+    assert list(entry) == FIELDS  # `proxy log --json` keeps these keys, in this order
+
+
+FIELDS = ["time", "session_id", "api", "path", "model", "reactive", "status", "outcome",
+          "overhead_ms", "changed", "violations", "changes", "pending_calls", "remaining",
+          "unread"]
+
+
+def test_a_log_line_says_when_who_what_and_what_became_of_it():
+    entry = {"time": "2026-12-05T00:22:44.901+00:00", "session_id": "cc-1",
+             "api": "anthropic", "model": "claude-sonnet-4-5", "reactive": True,
+             "status": 200, "outcome": "upstream answered 200",
+             "changes": [{"kind": "dropped_unpaired_call"}, {"kind": "dropped_unpaired_call"},
+                         {"kind": "same_role_turns_merged"}],
+             "pending_calls": [{"id": "t1", "name": "ls"}, {"id": "t2", "name": "cat"}]}
+    assert line(entry) == (
+        "2026-12-05T00:22:44.901+00:00  session cc-1  anthropic claude-sonnet-4-5  "
+        "after a refusal: dropped_unpaired_call x2, same_role_turns_merged  "
+        "pending: ls (t1), cat (t2)  -> upstream answered 200")
+    older = {"time": "t", "api": "gemini", "status": 400, "changes": []}  # before outcomes
+    assert line(older) == ("t  session -  gemini -  before sending: no change  "
+                           "pending: none  -> upstream answered 400")
 
 
 def test_note_unpaired_tells_the_model_and_invents_no_result(tmp_path):
