@@ -203,3 +203,19 @@ def test_an_image_the_provider_finds_too_large_is_downscaled_and_sent_again():
     size = dimensions(base64.b64decode(data))
     assert size is not None and max(size) <= 8000
     assert headers["x-sessionctx-changes"] == "1"
+
+
+def test_a_body_no_rebuild_can_mend_goes_as_sent_and_is_not_retried():
+    """Tool blocks with no tool definitions: a rebuild replaces only the history, so it cannot
+    add them; the client's bytes go on and the refusal comes back once, as sent."""
+    _, message = LISTED["toolConfig required"]
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 8, "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": [USE]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "a"}]}]}).encode()
+    with serve([{"status": 400, "message": message}] * 2) as up, \
+            running_proxy(up.url) as proxy:
+        status, headers, data = post(proxy.url, "/v1/messages", body)
+        assert status == 400 and data == up.answers[0] and "x-sessionctx-changes" not in headers
+        assert [up.raw(i) for i in range(len(up.requests))] == [body]
+        assert (proxy.totals.repaired, proxy.totals.retried) == (0, 0)

@@ -169,7 +169,8 @@ class _Proxy:
         except Exception as exc:  # a body the repair cannot take goes as it came
             self._say(f"sessionctx proxy: could not check a {api} request ({exc!r}); sent as is")
             return _Outgoing(raw, overhead=time.perf_counter() - start)
-        if not fixed.changed:
+        if not fixed.changed or (fixed.remaining and not fixed.changes):
+            # nothing to repair, or a rebuild that repaired nothing: the client's own bytes
             return _Outgoing(raw, overhead=time.perf_counter() - start)
         data = msgspec.json.encode(fixed.body)
         return _Outgoing(data, fixed, force, time.perf_counter() - start)
