@@ -17,6 +17,7 @@ from tests.strict_stub import in_thread
 class RunningProxy:
     url: str
     totals: Totals
+    loop: asyncio.AbstractEventLoop  # the proxy's own, in its thread
 
 
 @contextmanager
@@ -37,7 +38,7 @@ def running_proxy(base: str, store: str | None = None, *,
             with suppress(asyncio.CancelledError):
                 await task
 
-        return RunningProxy(f"http://127.0.0.1:{port}", settings.totals), stop
+        return RunningProxy(f"http://127.0.0.1:{port}", settings.totals, loop), stop
 
     with in_thread(begin) as running:
         yield running

@@ -24,7 +24,8 @@ _MB = 1024 * 1024
 
 # Claude models up to 4.5 [1.4, 1.5, 1.6]: a prefill, manual extended thinking
 BASE = Capability("anthropic", "claude-", max_images=100, max_image_px=8000, many_images=20,
-                  many_image_px=2000, thinking_apis=frozenset({"anthropic-messages"}),
+                  many_image_px=2000, max_image_base64=5 * _MB,
+                  thinking_apis=frozenset({"anthropic-messages"}),
                   thinking_rules=True, prefill=True, max_cache_breakpoints=4,
                   max_document_bytes=32 * _MB, max_pdf_pages=100)
 # Claude 4.6 and later [1.1, 1.4]: adaptive thinking (a tool choice may force a tool), no prefill
@@ -243,6 +244,11 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
         media = b.get("source", {}).get("media_type")
         if media not in cap.image_types:
             out.append(Violation(path, f"image media_type {media!r} is not accepted"))
+        data = b.get("source", {}).get("data")
+        if cap.max_image_base64 is not None and isinstance(data, str) and \
+                len(data) > cap.max_image_base64:
+            out.append(Violation(f"{path}.source.data", f"image exceeds {cap.max_image_base64} "
+                                 f"bytes of base64: {len(data)}"))
     elif kind == "document":
         source = b.get("source")
         kinds = (source.get("type"), source.get("media_type")) if isinstance(source, dict) \

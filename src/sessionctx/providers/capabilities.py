@@ -52,6 +52,8 @@ class Capability:
     # to `many_image_px`
     many_images: int | None = None
     many_image_px: int | None = None
+    # image limits [1.5]: the base64 text of one image, in bytes
+    max_image_base64: int | None = None
     # image limits [1.5, 4]: the media types accepted
     image_types: frozenset[str] = IMAGE_TYPES
     # image limits [2, 5]: images in an assistant (model) message; only Gemini models produce

@@ -50,15 +50,24 @@ def entries(url: str | None) -> Iterator[dict[str, Any]]:
 
 
 def line(entry: dict[str, Any]) -> str:
-    """One entry as a line of `sessionctx proxy log`."""
+    """One entry as a line of `sessionctx proxy log`: when, which agent session, API and
+    model, what was changed and when, the calls taken out, and what became of the request."""
     kinds: dict[str, int] = {}
     for change in entry.get("changes", []):
         kinds[change.get("kind", "?")] = kinds.get(change.get("kind", "?"), 0) + 1
-    pending = ", ".join(f"{p.get('name')} ({p.get('id')})"
-                        for p in entry.get("pending_calls", []))
     what = ", ".join(f"{k} x{n}" if n > 1 else k for k, n in kinds.items()) or "no change"
     how = "after a refusal" if entry.get("reactive") else "before sending"
-    return (f"{entry.get('time', '?')}  {entry.get('api', '?')}  {entry.get('model') or '-'}"
-            f"  session {entry.get('session_id') or '-'}  {how}: {what}"
-            + (f"; pending: {pending}" if pending else "")
-            + f"  -> {entry.get('status', '?')}")
+    pending = ", ".join(f"{p.get('name')} ({p.get('id')})"
+                        for p in entry.get("pending_calls", [])) or "none"
+    return (f"{entry.get('time', '?')}  session {entry.get('session_id') or '-'}  "
+            f"{entry.get('api', '?')} {entry.get('model') or '-'}  {how}: {what}  "
+            f"pending: {pending}  -> {_outcome(entry)}")
+
+
+def _outcome(entry: dict[str, Any]) -> str:
+    """What became of the request (entries written before outcomes were kept: the status)."""
+    found = entry.get("outcome")
+    if isinstance(found, str) and found:
+        return found
+    status = entry.get("status")
+    return f"upstream answered {status}" if status is not None else "?"

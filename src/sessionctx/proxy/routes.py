@@ -79,6 +79,16 @@ def upstreams(given: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def target(base_url: str, raw_target: str) -> str:
+    """The upstream URL of a request: its provider's base URL and the path and query as the
+    client sent them. An absolute-form target (`POST http://host/path`) gives only its path
+    and query: a request never names the host it goes to."""
+    if not raw_target.startswith("/"):
+        parts = urlsplit(raw_target)
+        raw_target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return base_url + raw_target
+
+
 def forwarded(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """The request or response headers that pass through: all but the hop-by-hop ones and
     the ones the Connection header names."""

@@ -28,7 +28,7 @@ from sessionctx.providers.wire import ANTHROPIC, OPENAI_RESPONSES, RepairedReque
 from sessionctx.proxy import reactive
 from sessionctx.proxy.audit import Audit
 from sessionctx.proxy.known import Known
-from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id
+from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id, target
 from sessionctx.render import counted
 
 MAX_BODY = 256 * 1024 * 1024  # the provider says what is too large, not the proxy
@@ -49,14 +49,17 @@ class Totals:
     retried: int = 0
     changes: int = 0
     pending: int = 0
+    unanswered: int = 0  # repaired requests the upstream never answered in full
     errors: int = 0
 
     def line(self) -> str:
         requests = counted(self.requests, "request")
         if not self.repaired and not self.retried:
             return f"sessionctx: {requests}, none needed a repair"
+        unanswered = f", {self.unanswered} not answered" if self.unanswered else ""
         return (f"sessionctx: {requests}, {self.repaired} repaired "
-                f"({self.retried} after a refusal), {counted(self.changes, 'change')}, "
+                f"({self.retried} after a refusal{unanswered}), "
+                f"{counted(self.changes, 'change')}, "
                 f"{counted(self.pending, 'pending call')} removed "
                 "(sessionctx proxy log shows them)")
 
@@ -79,6 +82,10 @@ class _Outgoing:
     fixed: RepairedRequest | None = None
     reactive: bool = False
     overhead: float = 0.0  # seconds spent checking and repairing
+    status: int | None = None  # the status the client got
+    outcome: str = ""  # what became of it, for the audit log ("": the client went away)
+    answered: bool = False  # the upstream's answer reached the client whole
+    counted: bool = False  # in the totals (as its answer starts, the record comes after it)
 
 
 def make_app(settings: Settings) -> web.Application:
@@ -162,7 +169,8 @@ class _Proxy:
         except Exception as exc:  # a body the repair cannot take goes as it came
             self._say(f"sessionctx proxy: could not check a {api} request ({exc!r}); sent as is")
             return _Outgoing(raw, overhead=time.perf_counter() - start)
-        if not fixed.changed:
+        if not fixed.changed or (fixed.remaining and not fixed.changes):
+            # nothing to repair, or a rebuild that repaired nothing: the client's own bytes
             return _Outgoing(raw, overhead=time.perf_counter() - start)
         data = msgspec.json.encode(fixed.body)
         return _Outgoing(data, fixed, force, time.perf_counter() - start)
@@ -170,26 +178,35 @@ class _Proxy:
     async def _send(self, request: web.Request, where: Route, base: str, out: _Outgoing,
                     notes: list[str]) -> web.StreamResponse:
         assert self.session is not None
-        url = base + request.raw_path  # the path and query as the client sent them
+        url = target(base, request.raw_path)
         headers = forwarded(request.headers.items())
-        upstream = await self._open(request, where, url, headers, out)
-        if isinstance(upstream, web.StreamResponse):
-            return upstream
-        try:
-            if upstream.status == 400 and where.api is not None and not out.reactive:
-                answer = await upstream.read()
-                retry = await self._after_refusal(where, out, answer)
-                if retry is None:
-                    return self._whole(upstream, answer, out, where, request, notes)
-                upstream.release()
-                out = retry
-                again = await self._open(request, where, url, headers, out)
-                if isinstance(again, web.StreamResponse):
-                    return again
-                upstream = again
-            return await self._stream(request, upstream, out, where, notes)
+        sent = datetime.now(UTC)
+        try:  # a repaired request is recorded whatever becomes of it (`out`: the last sent)
+            upstream = await self._open(request, where, url, headers, out)
+            if isinstance(upstream, web.StreamResponse):
+                return upstream
+            try:
+                if upstream.status == 400 and where.api is not None and not out.reactive:
+                    try:
+                        answer = await upstream.read()
+                    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+                        return self._unanswered(where, out, "upstream broke off its answer",
+                                                f"the upstream {url.split('?')[0]} broke off "
+                                                "its answer", exc)
+                    retry = await self._after_refusal(where, out, answer)
+                    if retry is None:
+                        return self._whole(upstream, answer, out, notes)
+                    upstream.release()
+                    out = retry
+                    again = await self._open(request, where, url, headers, out)
+                    if isinstance(again, web.StreamResponse):
+                        return again
+                    upstream = again
+                return await self._stream(request, upstream, out, notes)
+            finally:
+                upstream.close()
         finally:
-            upstream.close()
+            self._record(request, where, out, sent)
 
     async def _open(self, request: web.Request, where: Route, url: str,
                     headers: list[tuple[str, str]], out: _Outgoing
@@ -201,9 +218,16 @@ class _Proxy:
                                               headers=headers, allow_redirects=False,
                                               compress=None, auto_decompress=False)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            self.s.totals.errors += 1
-            return _error(502, where, f"sessionctx proxy could not reach the upstream "
-                          f"{url.split('?')[0]}: {exc.__class__.__name__}: {exc}")
+            return self._unanswered(where, out, "upstream unreachable",
+                                    f"could not reach the upstream {url.split('?')[0]}", exc)
+
+    def _unanswered(self, where: Route, out: _Outgoing, outcome: str, message: str,
+                    exc: BaseException) -> web.Response:
+        """The proxy's 502 when the upstream gave no answer to pass on."""
+        self.s.totals.errors += 1
+        reason = f"{exc.__class__.__name__}: {exc}"
+        out.status, out.outcome = 502, f"{outcome}: {reason}"
+        return _error(502, where, f"sessionctx proxy {message}: {reason}")
 
     async def _after_refusal(self, where: Route, out: _Outgoing,
                              answer: bytes) -> _Outgoing | None:
@@ -240,16 +264,19 @@ class _Proxy:
         return headers
 
     def _whole(self, upstream: aiohttp.ClientResponse, answer: bytes, out: _Outgoing,
-               where: Route, request: web.Request, notes: list[str]) -> web.Response:
-        self._record(request, where, out, upstream.status)
+               notes: list[str]) -> web.Response:
+        out.status, out.outcome = upstream.status, f"upstream answered {upstream.status}"
+        out.answered = True
+        self._count(out)
         response = web.Response(status=upstream.status, body=answer)
         for k, v in self._headers(upstream, out, notes):
             response.headers.add(k, v)
         return response
 
     async def _stream(self, request: web.Request, upstream: aiohttp.ClientResponse,
-                      out: _Outgoing, where: Route, notes: list[str]) -> web.StreamResponse:
-        self._record(request, where, out, upstream.status)
+                      out: _Outgoing, notes: list[str]) -> web.StreamResponse:
+        out.status = upstream.status
+        self._count(out)
         response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
         for k, v in self._headers(upstream, out, notes):
             response.headers.add(k, v)
@@ -264,26 +291,31 @@ class _Proxy:
             # the upstream broke off mid-answer: the client sees the answer end early, as it
             # would have without the proxy (a byte already sent cannot be taken back)
             self.s.totals.errors += 1
+            out.outcome = (f"upstream answered {upstream.status}, cut off (upstream or client "
+                           f"gone): {exc.__class__.__name__}: {exc}")
             self._say(f"sessionctx proxy: an answer was cut off (upstream or client gone): {exc!r}")
             with contextlib.suppress(Exception):
                 request.transport and request.transport.close()  # type: ignore[func-returns-value]
             return response
         await response.write_eof()
+        out.outcome, out.answered = f"upstream answered {upstream.status}", True
         return response
 
-    def _record(self, request: web.Request, where: Route, out: _Outgoing, status: int) -> None:
+    def _record(self, request: web.Request, where: Route, out: _Outgoing,
+                sent: datetime) -> None:
         fixed = out.fixed
         if fixed is None:
             return
-        totals = self.s.totals
-        totals.repaired += 1
-        totals.changes += len(fixed.changes)
-        totals.pending += len(fixed.pending_calls)
+        if not out.outcome:  # the handler was cancelled: the client left
+            out.outcome = ("client went away" if out.status is None else
+                           f"upstream answered {out.status}, client went away")
+        self._count(out)
+        self.s.totals.unanswered += not out.answered
         entry: dict[str, Any] = {
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "time": sent.isoformat(timespec="milliseconds"),
             "session_id": session_id(request.headers), "api": fixed.api,
             "path": request.path, "model": where.model or fixed.body.get("model"),
-            "reactive": out.reactive, "status": status,
+            "reactive": out.reactive, "status": out.status, "outcome": out.outcome,
             "overhead_ms": round(out.overhead * 1000, 2), **fixed.summary()}
         if self.s.log_bodies:
             entry["body"] = fixed.body
@@ -292,6 +324,16 @@ class _Proxy:
         task = asyncio.get_running_loop().create_task(self._write(entry))
         self.writes.add(task)
         task.add_done_callback(self.writes.discard)
+
+    def _count(self, out: _Outgoing) -> None:
+        """A repaired request in the totals, once, before the client has all of its answer."""
+        if out.fixed is None or out.counted:
+            return
+        out.counted = True
+        totals = self.s.totals
+        totals.repaired += 1
+        totals.changes += len(out.fixed.changes)
+        totals.pending += len(out.fixed.pending_calls)
 
     async def _write(self, entry: dict[str, Any]) -> None:
         try:

@@ -1,6 +1,7 @@
 """Image limits (docs/provider-rules.md §1.5, §2, §4, §5): images where the provider takes none,
 over its count per request, of a type it does not accept, not valid base64, or over its pixel limit
-(downscaled when Pillow is installed) become notes saying so.
+or its limit on one image's base64 text (downscaled when Pillow is installed) become notes
+saying so.
 
 Providers reject such an image, and it then stays in history and fails every later turn.
 """
@@ -20,6 +21,7 @@ from sessionctx.providers.violations import Violation
 # every image read, oldest first: the image, its message index, the result it belongs to, and
 # whether an assistant message holds it
 ReadImage = tuple[Block, int, Block | None, bool]
+_SMALLEST = 64  # px a side: an image that does not fit the byte limit by then becomes a note
 
 
 def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
@@ -93,20 +95,48 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
         _to_note(image, "[image omitted: the stored data is not valid base64]")
         prep.log(ChangeKind.IMAGE_OMITTED, "image data is not valid base64", index, block=image)
         return
-    if px is None:
-        return
-    size = images.dimensions(raw)
-    if size is None or max(size) <= px:
-        return
-    smaller = images.downscale(raw, mime, px, size)
-    if isinstance(smaller, str):  # why it could not be
-        _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
-        prep.log(ChangeKind.IMAGE_OMITTED,
-                 f"image of {size[0]}x{size[1]} px is over the {px} px limit "
-                 f"and {smaller}", index, block=image)
-        return
-    image["data"] = base64.b64encode(smaller).decode()
-    prep.log(ChangeKind.IMAGE_DOWNSCALED,
-             f"image of {size[0]}x{size[1]} px is over the {px} px limit",
-             index, block=image, width=size[0], height=size[1], limit=px)
+    limited = px is not None or cap.max_image_base64 is not None
+    size = images.dimensions(raw) if limited else None
+    if px is not None and size is not None and max(size) > px:
+        smaller = images.downscale(raw, mime, px, size)
+        if isinstance(smaller, str):  # why it could not be
+            _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
+            prep.log(ChangeKind.IMAGE_OMITTED,
+                     f"image of {size[0]}x{size[1]} px is over the {px} px limit "
+                     f"and {smaller}", index, block=image)
+            return
+        image["data"] = base64.b64encode(smaller).decode()
+        prep.log(ChangeKind.IMAGE_DOWNSCALED,
+                 f"image of {size[0]}x{size[1]} px is over the {px} px limit",
+                 index, block=image, width=size[0], height=size[1], limit=px)
+        raw, size = smaller, images.dimensions(smaller)
+    if cap.max_image_base64 is not None and len(image["data"]) > cap.max_image_base64:
+        _fit_bytes(prep, image, index, raw, size, cap.max_image_base64)
+
+
+def _fit_bytes(prep: Prepared, image: Block, index: int, raw: bytes,
+               size: tuple[int, int] | None, limit: int) -> None:
+    """An image whose base64 text is over `limit` bytes, downscaled by a quarter a side at a
+    time until it fits, or a note when it cannot be."""
+    over = len(image["data"])
+    why = "cannot be read"
+    px = max(size) if size is not None else 0
+    while size is not None and px > _SMALLEST:
+        px = px * 3 // 4
+        smaller = images.downscale(raw, image["mimeType"], px, size)
+        if isinstance(smaller, str):
+            why = smaller
+            break
+        data = base64.b64encode(smaller).decode()
+        if len(data) <= limit:
+            image["data"] = data
+            prep.log(ChangeKind.IMAGE_DOWNSCALED, f"image of {over} bytes of base64 is over "
+                     f"the {limit} byte limit", index, block=image, bytes=over, limit=limit,
+                     px=px)
+            return
+    else:
+        why = "does not fit at any size" if size is not None else why
+    _to_note(image, f"[image omitted: {over} bytes of base64 is over the {limit} byte limit]")
+    prep.log(ChangeKind.IMAGE_OMITTED, f"image of {over} bytes of base64 is over the {limit} "
+             f"byte limit and {why}", index, block=image)
 
