@@ -22,7 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sessionctx.adapters.provider_step import Step, Watch, run_step
+from sessionctx.adapters.provider_step import Step, run_step
+from sessionctx.adapters.provider_watch import Watch
 from sessionctx.changes import Change, ChangeKind, Source, change_order
 from sessionctx.context import BuildOptions, Context, ContextBuilder, PendingCall, build_context
 from sessionctx.gcpause import paused_gc
@@ -163,7 +164,7 @@ class IncrementalFold:
     def run(self, objects: Sequence[Any], api: str | None = None,
             model: str | None = None) -> Folded:
         """The fold of `objects`; with `api`, also placed and named by that API's provider
-        step where the list gives it anything to do (`provider_step.Watch`)."""
+        step where the list gives it anything to do (`provider_watch.Watch`)."""
         with paused_gc():
             if not _prefix(self._seen, objects, self._same):
                 self._reset()

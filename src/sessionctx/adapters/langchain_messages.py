@@ -19,10 +19,11 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from sessionctx.adapters.provider_step import call_ids
+from sessionctx.adapters.provider_step import WireCall, wire_call, wire_calls
 from sessionctx.changes import Change
 from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.messages import Message, calls
+from sessionctx.providers.policies.turns import json_text
 from sessionctx.screenshots import OMITTED_NOTE
 
 __all__ = ["from_native", "native", "natives", "rewritten", "same"]
@@ -77,8 +78,9 @@ def native(message: BaseMessage) -> Message:
             blocks.append({"type": "toolCall", "id": call.get("id"), "name": call["name"],
                            "arguments": call.get("args")})
         for bad in fields["invalid_tool_calls"]:
+            # the text as it was streamed: the provider step decides what it needs
             blocks.append({"type": "toolCall", "id": bad.get("id"), "name": bad.get("name"),
-                           "arguments": {"input": bad.get("args")}})
+                           "arguments": bad.get("args")})
         return {"role": "assistant", "content": blocks}
     if kind is ToolMessage:
         return {"role": "toolResult", "toolCallId": fields["tool_call_id"],
@@ -127,10 +129,10 @@ def _image(part: dict[str, Any]) -> dict[str, Any] | None:
 
 def rewritten(original: BaseMessage, native: Message) -> BaseMessage:
     """The original message as the context has it: less its dropped calls, its calls and
-    result under the ids the provider step gave them, or with its older screenshots replaced
-    by a note."""
+    result as the provider step sends them (ids, names, arguments), or with its older
+    screenshots replaced by a note."""
     if isinstance(original, AIMessage):
-        return _with_calls(original, call_ids(native))
+        return _with_calls(original, wire_calls(native))
     update: dict[str, Any] = {}
     if isinstance(original, ToolMessage) and native.get("toolCallId") != original.tool_call_id:
         update["tool_call_id"] = native.get("toolCallId")
@@ -145,56 +147,77 @@ def rewritten(original: BaseMessage, native: Message) -> BaseMessage:
     return original.model_copy(update=update) if update else original
 
 
-def _with_calls(message: AIMessage, ids: dict[str | None, list[str | None]]) -> AIMessage:
-    """The message with only the calls `ids` names (by the id each has), each under its new
-    id, wherever LangChain keeps a call: `tool_calls`, `invalid_tool_calls`, the content's
-    call blocks, OpenAI-style `additional_kwargs`."""
+def _with_calls(message: AIMessage, wires: dict[str | None, list[WireCall]]) -> AIMessage:
+    """The message with only the calls `wires` names (by the id each has), each as the step
+    sends it, wherever LangChain keeps a call: `tool_calls`, `invalid_tool_calls`, the
+    content's call blocks, OpenAI-style `additional_kwargs`."""
     content = message.content
     if isinstance(content, list):
-        new_id = _renamer(ids, _block_call_id)
+        sent = _sender(wires, _block_call_id)
         gone = [isinstance(b, dict) and b.get("type") in _CALL_BLOCKS
-                and _block_call_id(b) not in ids for b in content]
+                and _block_call_id(b) not in wires for b in content]
         # Responses asks that reasoning be followed by the item it produced: reasoning whose
         # next block was a call taken out, or that nothing follows any more, goes with it
-        content = [new_id(b) if isinstance(b, dict) and b.get("type") in _CALL_BLOCKS else b
+        content = [sent(b) if isinstance(b, dict) and b.get("type") in _CALL_BLOCKS else b
                    for k, b in enumerate(content) if not gone[k] and not (
                        isinstance(b, dict) and b.get("type") == "reasoning"
                        and not any(not g for g in gone[k + 1:])
-                       and (any(gone[k + 1:]) or not ids))]
+                       and (any(gone[k + 1:]) or not wires))]
     extra = dict(message.additional_kwargs)
     if isinstance(extra.get("tool_calls"), list):
-        new_id = _renamer(ids, lambda c: c.get("id"))
-        left = [new_id(c) for c in extra["tool_calls"] if isinstance(c, dict)
-                and c.get("id") in ids]
+        sent = _sender(wires, lambda c: c.get("id"))
+        left = [sent(c) for c in extra["tool_calls"] if isinstance(c, dict)
+                and c.get("id") in wires]
         if left:
             extra["tool_calls"] = left
         else:
             extra.pop("tool_calls")
-    calls_as = _renamer(ids, lambda c: c.get("id"))
+    calls_as = _sender(wires, lambda c: c.get("id"))
     return message.model_copy(update={
         "content": content, "additional_kwargs": extra,
-        "tool_calls": [calls_as(c) for c in message.tool_calls if c.get("id") in ids],
+        "tool_calls": [calls_as(c) for c in message.tool_calls if c.get("id") in wires],
         "invalid_tool_calls": [calls_as(c) for c in message.invalid_tool_calls
-                               if c.get("id") in ids]})
+                               if c.get("id") in wires]})
 
 
-def _renamer(ids: dict[str | None, list[str | None]],
-             id_of: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A copy of each call given, in order, under the next new id its old id has (the call
-    itself when that is its own). One renamer per place a call is kept, as each place lists
+def _sender(wires: dict[str | None, list[WireCall]],
+            id_of: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Each call given, in order, as the next way out its old id has (the call itself when
+    the step kept it as it is). One sender per place a call is kept, as each place lists
     every call once."""
-    left = {old: list(new) for old, new in ids.items()}
+    left = {old: list(queue) for old, queue in wires.items()}
 
-    def renamed(call: Any) -> Any:
+    def sent(call: Any) -> Any:
         old = id_of(call)
-        queue = left.get(old)
-        new = queue.pop(0) if queue else old
-        if new == old:
+        wire = wire_call(left, old)
+        if wire is None or wire == (old, None, None):
             return call
-        key = "call_id" if isinstance(call, dict) and call.get("type") == "function_call" \
-            else "id"
-        return {**call, key: new}
-    return renamed
+        return _as_sent(call, wire)
+    return sent
+
+
+def _as_sent(call: dict[str, Any], wire: WireCall) -> dict[str, Any]:
+    """A copy of a call under the wire's id, name and arguments, each where its shape keeps
+    it: a tool call's `args`, an invalid one's text, a tool_use block's `input`, a Responses
+    function_call's `call_id` and text, an OpenAI-style call's `function`."""
+    kind = call.get("type")
+    out = {**call, "call_id" if kind == "function_call" else "id": wire.id}
+    function = call.get("function")
+    if isinstance(function, dict):
+        out["function"] = function = dict(function)
+        if wire.name is not None:
+            function["name"] = wire.name
+        if wire.arguments is not None:
+            function["arguments"] = json_text(wire.arguments)
+        return out
+    if wire.name is not None:
+        out["name"] = wire.name
+    if wire.arguments is not None:
+        if kind in ("function_call", "invalid_tool_call"):
+            out["arguments" if kind == "function_call" else "args"] = json_text(wire.arguments)
+        else:
+            out["input" if kind == "tool_use" else "args"] = wire.arguments
+    return out
 
 
 def _block_call_id(block: dict[str, Any]) -> Any:
