@@ -220,7 +220,7 @@ def _litellm(api: str) -> Send:
         where = {"model": "anthropic/claude-sonnet-4-5", "api_base": stub.url} \
             if api == "anthropic" else {"model": "openai/gpt-4o", "api_base": f"{stub.url}/v1"}
         saved = litellm.callbacks
-        litellm.callbacks = [] if reports is None else [  # type: ignore[assignment]
+        litellm.callbacks = [] if reports is None else [
             SessionctxLogger(on_report=reports.append)]
         try:
             asyncio.run(litellm.acompletion(messages=messages, tools=tools, api_key="test",
