@@ -16,8 +16,10 @@ call ids, so they are renamed on every request) is measured for the LangChain mi
 
 The cold turn is what a server does that loads the history from storage for each request: the
 same adapter instance is handed a list of new objects (made outside the timing, as the
-framework's own deserialization would), so nothing of its fold can be reused and the whole
-list is folded (goal: <= 1.0 of the core build too).
+framework's own deserialization would), equal to those of the turn before plus the new user
+message, and given no conversation id (goal: <= 1.0 of the core build too). The first sight is
+a new adapter instance handed such a list (a conversation the process has not seen, after a
+restart or once it fell out of the adapter's pool): the whole list is converted and folded.
 """
 
 from __future__ import annotations
@@ -184,12 +186,12 @@ def per_turn(n: int, path: str) -> None:
         return build_context(read_path(path).records)
 
     print(f"adapter per turn on a {n}-message history, as a ratio to the core build "
-          f"(read + fold) of it (goal <= 1.0, warm and cold):")
+          f"(read + fold) of it (goal <= 1.0, warm and cold; first sight for reference):")
     for name, make, fresh, more in adapters():
         history = make(n)
         call = fresh()
         call(list(history))  # the first call folds everything; later ones only what is new
-        turn, cold, base = [], [], []
+        turn, cold, first, base = [], [], [], []
         for r in range(REPEATS):
             history.append(more(r))
             snapshot = list(history)
@@ -197,9 +199,11 @@ def per_turn(n: int, path: str) -> None:
             base.append(cpu(core))
             loaded = [*make(n), *(more(k) for k in range(r + 1))]  # new objects, untimed
             cold.append(cpu(partial(call, loaded)))
+            alone, unseen = fresh(), [*make(n), *(more(k) for k in range(r + 1))]
+            first.append(cpu(partial(alone, unseen)))
         b = min(base)
         print(f"  {name:40s} warm {min(turn) / b:6.3f}   cold {min(cold) / b:6.3f}   "
-              f"(core build {b * 1000:.1f} ms)")
+              f"first sight {min(first) / b:6.3f}   (core build {b * 1000:.1f} ms)")
 
 
 def renamed_turn(n: int, path: str) -> None:

@@ -4,11 +4,13 @@
 API's message, what the real API refuses in a request's history: a call with no output, an
 output with no call, reasoning without its following item, a `call_id` over 64 characters
 (Responses); a tool message that answers no call or a call left unanswered, a call id over 40
-characters (Chat Completions); a `tool_use` not answered by `tool_result` blocks at the start
-of the next message, an orphan or repeated result, an id used twice or outside the id pattern
-(Anthropic Messages); a function call or response turn out of place or miscounted (Gemini).
-They are written from the providers' documented errors (docs/provider-rules.md), not from
-sessionctx's own validators.
+characters, a function name outside `^[a-zA-Z0-9_-]+$`, arguments that are not the JSON text of
+an object (Chat Completions; the last as OpenAI-compatible servers refuse it); a `tool_use` not
+answered by `tool_result` blocks at the start of the next message, an orphan or repeated
+result, an id used twice or outside the id pattern, a name outside the tool name pattern, an
+`input` that is not an object (Anthropic Messages); a function call or response turn out of
+place or miscounted (Gemini). They are written from the providers' documented errors
+(docs/provider-rules.md), not from sessionctx's own validators.
 
 `serve` is a small in-process Responses / Chat Completions stub; tests/strict_stub.py serves
 every API with streaming, recording and scripted tool calls.
@@ -35,6 +37,15 @@ _CALLS = {
 }
 _OUTPUTS = {v: k for k, v in _CALLS.items()}
 _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+_CHAT_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
+_ANTHROPIC_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _json_object_text(text: Any) -> bool:
+    try:
+        return isinstance(text, str) and isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 class Stub:
@@ -109,6 +120,15 @@ def chat_problem(body: Body) -> str | None:
                 if len(str(cid)) > 40:
                     return (f"Invalid 'messages[{i}].tool_calls[{k}].id': string too long. "
                             "Expected a string with maximum length 40")
+            for k, call in enumerate(message.get("tool_calls") or []):
+                function = call.get("function") or {}
+                if not _CHAT_NAME.fullmatch(str(function.get("name"))):
+                    return (f"Invalid 'messages[{i}].tool_calls[{k}].function.name': string "
+                            "does not match pattern. Expected a string that matches the "
+                            "pattern '^[a-zA-Z0-9_-]+$'.")
+                if not _json_object_text(function.get("arguments")):
+                    return (f"Invalid 'messages[{i}].tool_calls[{k}].function.arguments': "
+                            "expected the JSON text of an object.")
     if open_ids:
         return ("An assistant message with 'tool_calls' must be followed by tool messages "
                 "responding to each 'tool_call_id'. The following tool_call_ids did not have "
@@ -148,6 +168,12 @@ def anthropic_problem(body: Body) -> str | None:
                             "pattern '^[a-zA-Z0-9_-]+$'")
                 if block.get("id") in seen_ids:
                     return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
+                if not _ANTHROPIC_NAME.fullmatch(str(block.get("name"))):
+                    return (f"messages.{i}.content.{j}.tool_use.name: String should match "
+                            "pattern '^[a-zA-Z0-9_-]{1,64}$'")
+                if not isinstance(block.get("input"), dict):
+                    return (f"messages.{i}.content.{j}.tool_use.input: Input should be a "
+                            "valid dictionary")
                 seen_ids.add(block.get("id"))
             if kind == "tool_result" and role != "user":
                 return (f"messages.{i}.content.{j}: `tool_result` blocks can only be in "

@@ -1,12 +1,14 @@
 """Each provider rule the strict stub enforces on tool calls, through each framework adapter with
 the framework's own client: a user message between a call and its result, one call id used
-twice, an id outside the API's pattern or over its length. Each history is first sent without
-the adapter and refused (so the case is real), then with it and accepted, with the provider
-step's change reported."""
+twice, an id outside the API's pattern or over its length, a tool name outside the pattern,
+arguments that are not a JSON object. Each history is first sent without the adapter and
+refused (so the case is real), then with it and accepted, with the provider step's change
+reported."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +22,8 @@ for module in ("pydantic_ai", "agents", "langchain", "langchain_anthropic", "lan
     pytest.importorskip(module)
 
 LONG = "call_" + "x" * 70  # over Chat Completions' 40 characters and Responses' 64
-# each shape: the steps of a history, and the change the provider step reports for it
+# each shape: the steps of a history, and the change the provider step reports for it; a call
+# is its id, or (id, tool name, arguments as the model streamed them)
 SHAPES: dict[str, tuple[list[tuple[str, Any]], ChangeKind]] = {
     "between": ([("user", "look it up"), ("calls", ["call_1"]), ("user", "and hurry"),
                  ("result", "call_1")], ChangeKind.RESULTS_MOVED),
@@ -31,18 +34,33 @@ SHAPES: dict[str, tuple[list[tuple[str, Any]], ChangeKind]] = {
                  ("result", "functions.lookup:0")], ChangeKind.ID_REWRITTEN),
     "long": ([("user", "look it up"), ("calls", [LONG]), ("result", LONG)],
              ChangeKind.ID_REWRITTEN),
+    "name": ([("user", "look it up"), ("calls", [("call_1", "docs.lookup", '{"q": "x"}')]),
+              ("result", "call_1")], ChangeKind.NAME_REWRITTEN),
+    "arguments": ([("user", "look it up"), ("calls", [("call_1", "lookup", '["x"]')]),
+                   ("result", "call_1")], ChangeKind.ARGUMENTS_REPAIRED),
 }
 # what each API of the stub refuses of them (the others it accepts as they are)
-REFUSED = {"anthropic": ("between", "duplicate", "pattern"), "openai-chat": ("between", "long"),
+REFUSED = {"anthropic": ("between", "duplicate", "pattern", "name", "arguments"),
+           "openai-chat": ("between", "long", "name", "arguments"),
            "openai-responses": ("long",)}
 CASES = [(api, shape) for api, shapes in REFUSED.items() for shape in shapes]
 # what a framework's client already puts right itself: the stub accepts it without the adapter
-# (pydantic-ai joins consecutive requests, tool returns first, before any processor runs;
-# langchain-anthropic rewrites an id outside Anthropic's pattern), and with it too
+# (pydantic-ai joins consecutive requests, tool returns first, before any processor runs, and
+# sends arguments that are not an object as one; langchain-anthropic and LiteLLM rewrite an id
+# outside Anthropic's pattern, and langchain-anthropic sends such arguments as an empty
+# object), and with it too
 CLIENT_DOES_IT = {("pydantic-ai", "anthropic", "between"),
-                  ("pydantic-ai", "openai-chat", "between"), ("langchain", "anthropic", "pattern")}
+                  ("pydantic-ai", "openai-chat", "between"), ("langchain", "anthropic", "pattern"),
+                  ("pydantic-ai", "anthropic", "arguments"),
+                  ("pydantic-ai", "openai-chat", "arguments"),
+                  ("langchain", "anthropic", "arguments"), ("litellm", "anthropic", "pattern")}
 
 Send = Callable[[StrictStub, list[tuple[str, Any]], list[Report] | None], None]
+
+
+def _call(value: Any) -> tuple[str, str, str | None]:
+    """A call step's id, tool name and arguments text (None: the framework's own object)."""
+    return value if isinstance(value, tuple) else (value, "lookup", None)
 
 
 # -- LangChain: create_agent with ChatAnthropic / ChatOpenAI --------------------------------------
@@ -67,9 +85,15 @@ def _langchain(api: str) -> Send:
             if kind == "user":
                 history.append(HumanMessage(value))
             elif kind == "calls":
-                history.append(AIMessage("", tool_calls=[
-                    {"name": "lookup", "args": {"q": "x"}, "id": cid, "type": "tool_call"}
-                    for cid in value]))
+                calls = [_call(c) for c in value]
+                history.append(AIMessage(
+                    "", tool_calls=[{"name": name, "args": {"q": "x"}, "id": cid,
+                                     "type": "tool_call"} for cid, name, text in calls
+                                    if text is None or isinstance(json.loads(text), dict)],
+                    invalid_tool_calls=[{"name": name, "args": text, "id": cid, "error": None,
+                                         "type": "invalid_tool_call"} for cid, name, text in calls
+                                        if text is not None
+                                        and not isinstance(json.loads(text), dict)]))
             else:
                 history.append(ToolMessage("found", tool_call_id=value))
         model: Any
@@ -106,7 +130,8 @@ def _pydantic_ai(api: str) -> Send:
                 history.append(pm.ModelRequest(parts=[pm.UserPromptPart(value)]))
             elif kind == "calls":
                 history.append(pm.ModelResponse(parts=[
-                    pm.ToolCallPart("lookup", {"q": "x"}, tool_call_id=cid) for cid in value]))
+                    pm.ToolCallPart(name, {"q": "x"} if text is None else text, tool_call_id=cid)
+                    for cid, name, text in map(_call, value)]))
             else:
                 history.append(pm.ModelRequest(parts=[
                     pm.ToolReturnPart("lookup", "found", tool_call_id=value)]))
@@ -151,8 +176,9 @@ def _agents(api: str) -> Send:
             if kind == "user":
                 items.append({"role": "user", "content": value})
             elif kind == "calls":
-                items += [{"type": "function_call", "call_id": cid, "name": "lookup",
-                           "arguments": '{"q": "x"}'} for cid in value]
+                items += [{"type": "function_call", "call_id": cid, "name": name,
+                           "arguments": text or '{"q": "x"}'}
+                          for cid, name, text in map(_call, value)]
             else:
                 items.append({"type": "function_call_output", "call_id": value,
                               "output": "found"})
@@ -167,12 +193,52 @@ def _agents(api: str) -> Send:
     return send
 
 
+# -- LiteLLM: acompletion with chat messages, to an OpenAI model and to an Anthropic one ----------
+
+def _litellm(api: str) -> Send:
+    pytest.importorskip("litellm")
+    import litellm
+
+    from sessionctx.adapters.litellm import SessionctxLogger
+
+    def send(stub: StrictStub, steps: list[tuple[str, Any]],
+             reports: list[Report] | None) -> None:
+        messages: list[dict[str, Any]] = []
+        for kind, value in steps:
+            if kind == "user":
+                messages.append({"role": "user", "content": value})
+            elif kind == "calls":
+                messages.append({"role": "assistant", "content": None, "tool_calls": [
+                    {"id": cid, "type": "function",
+                     "function": {"name": name, "arguments": text or '{"q": "x"}'}}
+                    for cid, name, text in map(_call, value)]})
+            else:
+                messages.append({"role": "tool", "tool_call_id": value, "content": "found"})
+        tools = [{"type": "function", "function": {
+            "name": "lookup", "description": "Look something up.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
+        where = {"model": "anthropic/claude-sonnet-4-5", "api_base": stub.url} \
+            if api == "anthropic" else {"model": "openai/gpt-4o", "api_base": f"{stub.url}/v1"}
+        saved = litellm.callbacks
+        litellm.callbacks = [] if reports is None else [
+            SessionctxLogger(on_report=reports.append)]
+        try:
+            asyncio.run(litellm.acompletion(messages=messages, tools=tools, api_key="test",
+                                            num_retries=0, **where))
+        finally:
+            litellm.callbacks = saved
+
+    return send
+
+
 FRAMEWORKS: dict[str, Callable[[str], Send]] = {
-    "langchain": _langchain, "pydantic-ai": _pydantic_ai, "openai-agents": _agents}
+    "langchain": _langchain, "pydantic-ai": _pydantic_ai, "openai-agents": _agents,
+    "litellm": _litellm}
 # the APIs each framework's client is tested on
 CLIENTS = {"langchain": ("anthropic", "openai-chat", "openai-responses"),
            "pydantic-ai": ("anthropic", "openai-chat", "openai-responses"),
-           "openai-agents": ("openai-chat", "openai-responses")}
+           "openai-agents": ("openai-chat", "openai-responses"),
+           "litellm": ("anthropic", "openai-chat")}
 
 
 @pytest.mark.parametrize(("framework", "api", "shape"), [

@@ -5,7 +5,10 @@ context with its records, and the changes reported.
 A framework calls the model with the same list again and again, one turn longer each time. The
 fold keeps its builder between calls and takes only the messages it has not seen, so a turn
 costs the new messages plus one pass over the result, whatever the length of the history. A
-list that does not start with the very objects seen last time is folded again from the start.
+server that loads the history from storage for each request hands it new objects equal to
+those it handed before: they are known good already, so they are compared, not converted and
+folded again. A list that does not start with objects seen last time, or equal to them, is
+folded again from the start.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sessionctx.adapters.provider_step import Step, Watch, run_step
+from sessionctx.adapters.provider_step import Step, run_step
+from sessionctx.adapters.provider_watch import Watch
 from sessionctx.changes import Change, ChangeKind, Source, change_order
 from sessionctx.context import BuildOptions, Context, ContextBuilder, PendingCall, build_context
 from sessionctx.gcpause import paused_gc
@@ -32,11 +36,17 @@ from sessionctx.store import Store
 # replaces what came before it. What the converter itself leaves out it logs in the list.
 Convert = Callable[[Any, int, list[Change]], list[tuple[int, Message]]]
 OnChanges = Callable[[list[Change]], None]
+# Whether two framework messages convert to the same native messages (a loaded copy of one
+# seen before): `==` by default
+Same = Callable[[Any, Any], bool]
 T = TypeVar("T")
 
 # How many conversations' folds a pool keeps; one past it drops the least recently used, which
 # costs that conversation a fold from the start on its next request, never a wrong answer.
 CONVERSATIONS_KEPT = 256
+# How many of the latest unnamed conversations a list with a new first object is compared
+# with, to find the one it was loaded from.
+UNNAMED_COMPARED = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +144,9 @@ class IncrementalFold:
     between threads: `Conversations` gives each conversation its own, behind a lock."""
 
     def __init__(self, convert: Convert, options: BuildOptions | None = None,
-                 joined: bool = False) -> None:
+                 joined: bool = False, same: Same = operator.eq) -> None:
         self._convert = convert
+        self._same = same
         self._options = options or BuildOptions()
         self._joined = joined  # consecutive assistant messages are one turn (provider_step)
         self._reset()
@@ -153,10 +164,9 @@ class IncrementalFold:
     def run(self, objects: Sequence[Any], api: str | None = None,
             model: str | None = None) -> Folded:
         """The fold of `objects`; with `api`, also placed and named by that API's provider
-        step where the list gives it anything to do (`provider_step.Watch`)."""
+        step where the list gives it anything to do (`provider_watch.Watch`)."""
         with paused_gc():
-            seen = self._seen
-            if len(objects) < len(seen) or not all(map(operator.is_, seen, objects)):
+            if not _prefix(self._seen, objects, self._same):
                 self._reset()
             # bound once: these run for every new message
             append, natives, convert = self._builder.append, self._natives, self._convert
@@ -190,9 +200,17 @@ class IncrementalFold:
         return context if step is None else step.applied(context)
 
 
+def _prefix(seen: list[Any], objects: Sequence[Any], same: Same) -> bool:
+    """Whether `objects` starts with the objects seen, or with copies of them."""
+    if len(objects) < len(seen):
+        return False
+    return all(map(operator.is_, seen, objects)) or all(map(same, seen, objects))
+
+
 @dataclass(slots=True)
 class _Slot:
     fold: IncrementalFold
+    first: Any = None  # an unnamed conversation's first message, as first seen
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -200,21 +218,24 @@ class Conversations:
     """The folds of every conversation one adapter serves, kept apart.
 
     A conversation is named by the framework's own id when the adapter has one; otherwise by the
-    identity of its first message object, which no two live conversations share. A wrong guess
-    costs time, never correctness: a fold whose seen objects are not a prefix of the list it is
-    given starts again from the list alone. The latest report of each named conversation is
-    kept (as boundedly as the folds) for `report`.
+    identity of its first message object, which no two live conversations share, or, for a list
+    loaded anew, by the latest unnamed conversation whose first message it equals (`same`). A
+    wrong guess costs time, never correctness: a fold whose seen objects are not a prefix of
+    the list it is given, nor equal to one, starts again from the list alone. The latest report
+    of each named conversation is kept (as boundedly as the folds) for `report`.
     """
 
     def __init__(self, convert: Convert | Callable[[], Convert],
                  options: BuildOptions | None = None, limit: int = CONVERSATIONS_KEPT, *,
-                 stateful: bool = False, joined: bool = False) -> None:
+                 stateful: bool = False, joined: bool = False,
+                 same: Same = operator.eq) -> None:
         # a converter that keeps state between messages (`stateful`) is given as a class or
         # factory, and each conversation gets its own
         self._make: Callable[[], Convert] = (
             convert if stateful else lambda: convert)  # type: ignore[assignment,return-value]
         self._options = options
         self._joined = joined  # consecutive assistant messages are one turn (provider_step)
+        self._same = same
         self._limit = limit
         self._slots: OrderedDict[Hashable, _Slot] = OrderedDict()
         self._reports: OrderedDict[str, Report] = OrderedDict()
@@ -233,15 +254,28 @@ class Conversations:
             ("first", id(objects[0])) if len(objects) else ("empty",))
         with self._lock:
             slot = self._slots.get(key)
+            if slot is None and conversation is None and len(objects):
+                key, slot = self._loaded(objects[0], key)
             if slot is None:
-                slot = self._slots[key] = _Slot(IncrementalFold(self._make(), self._options,
-                                                                 self._joined))
+                first = objects[0] if conversation is None and len(objects) else None
+                slot = self._slots[key] = _Slot(IncrementalFold(
+                    self._make(), self._options, self._joined, self._same), first)
                 while len(self._slots) > self._limit:
                     self._slots.popitem(last=False)
             else:
                 self._slots.move_to_end(key)
         with slot.lock:
             yield slot.fold.run(objects, api, model)
+
+    def _loaded(self, first: Any, key: Hashable) -> tuple[Hashable, _Slot | None]:
+        """The latest unnamed conversation whose first message equals `first`, if any."""
+        for compared, (held, slot) in enumerate(reversed(self._slots.items())):
+            if compared == UNNAMED_COMPARED:
+                break
+            if slot.first is not None and self._same(slot.first, first):
+                self._slots.move_to_end(held)
+                return held, slot
+        return key, None
 
     def keep(self, report: Report) -> None:
         if report.conversation is None:

@@ -14,11 +14,13 @@ type is read in its own shape: chat `messages` (completion), an Anthropic Messag
 request the provider would accept goes out as it came; nothing is invented: a call with no
 result is left out (its message kept if it says anything else) and listed as pending.
 
-Chat messages are folded (tool pairing, older browser screenshots) and placed and named by
-Chat Completions' provider step, the one `build --provider` runs (results right after their
-calls, no call id twice, ids of the API's pattern: `adapters/provider_step.py`): unchanged
-ones go out as the very objects given, an assistant message that lost a call goes out without
-it, a call or result the step renamed goes out under its new id. Anthropic and Responses bodies
+Chat messages are folded (tool pairing, older browser screenshots) and placed and named by the
+provider step of the API LiteLLM sends them to (Anthropic's for an Anthropic model, else Chat
+Completions'), the one `build --provider` runs (results right after their calls, no call id
+twice, ids and tool names of the API's pattern, arguments a JSON object:
+`adapters/provider_step.py`): unchanged ones go out as the very objects given, an assistant
+message that lost a call goes out without it, a call or result the step rewrote goes out as
+the step sends it. Anthropic and Responses bodies
 go through the request repair the proxy runs (`sessionctx.providers.wire.repair_request`),
 which runs that same provider step. Every change is logged to `sessionctx.adapters.litellm` and
 given to `on_changes` / `on_report`.
@@ -30,6 +32,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import litellm
 from litellm.integrations.custom_logger import CustomLogger
 
 from sessionctx.adapters.fold import (
@@ -40,11 +43,12 @@ from sessionctx.adapters.fold import (
     Reporter,
     rebuild,
 )
-from sessionctx.adapters.provider_step import call_ids
+from sessionctx.adapters.provider_step import WireCall, wire_call, wire_calls
 from sessionctx.changes import Change
 from sessionctx.context import BuildOptions
 from sessionctx.formats.common import data_url_image, text_block
 from sessionctx.messages import Message
+from sessionctx.providers.policies.turns import json_text
 from sessionctx.providers.wire import repair_request
 from sessionctx.screenshots import OMITTED_NOTE
 
@@ -80,9 +84,11 @@ class SessionctxLogger(CustomLogger):
         self._report = Reporter(logger or _LOG, on_changes, on_report)
 
     def repair(self, messages: Sequence[Any], conversation: str | None = None,
-               model: str | None = None) -> Sequence[Any]:
-        """Chat messages to send; `messages` itself when nothing changes."""
-        with self._conversations.fold(messages, conversation, OPENAI_CHAT, model) as folded:
+               model: str | None = None, provider: str | None = None) -> Sequence[Any]:
+        """Chat messages to send to `model` (LiteLLM's name, `provider` its
+        `custom_llm_provider` where given); `messages` itself when nothing changes."""
+        api = _api(model, provider)
+        with self._conversations.fold(messages, conversation, api, model) as folded:
             if not folded.changed and not folded.context.pending_calls:
                 return messages
             out: Sequence[Any] = messages
@@ -114,8 +120,9 @@ class SessionctxLogger(CustomLogger):
         messages = data.get("messages")
         if not isinstance(messages, list) or not messages:
             return None
-        model = data.get("model")
-        repaired = self.repair(messages, conversation, model if isinstance(model, str) else None)
+        model, provider = data.get("model"), data.get("custom_llm_provider")
+        repaired = self.repair(messages, conversation, model if isinstance(model, str) else None,
+                               provider if isinstance(provider, str) else None)
         if repaired is messages:
             return None
         return {**data, "messages": repaired}
@@ -141,6 +148,16 @@ class SessionctxLogger(CustomLogger):
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any,
                                   data: dict[str, Any], call_type: Any) -> dict[str, Any]:
         return self._repaired(data, call_type) or data
+
+
+def _api(model: str | None, provider: str | None) -> str:
+    """The API whose rules a chat request's history is sent by: Anthropic's Messages for a
+    model LiteLLM sends there (`anthropic/...`, or a name it lists as Anthropic's), Chat
+    Completions' for any other."""
+    if provider is None and model is not None:
+        head, slash, _ = model.partition("/")
+        provider = head if slash else "anthropic" if model in litellm.anthropic_models else None
+    return ANTHROPIC if provider == "anthropic" else OPENAI_CHAT
 
 
 def _conversation(data: dict[str, Any]) -> str | None:
@@ -218,23 +235,23 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 
 
 def _rewritten(original: Any, native: Message) -> Any:
-    """The original message as the context has it: less its dropped calls, or with its older
-    screenshots replaced by a note."""
+    """The original message as the context has it: less its dropped calls, its calls as the
+    provider step sends them, or with its older screenshots replaced by a note."""
     m = dict(_as_dict(original))
     if m.get("role") == "assistant":
-        ids = {old: list(new) for old, new in call_ids(native).items()}
+        ids = {old: list(queue) for old, queue in wire_calls(native).items()}
         tool_calls = []
         for call in m.get("tool_calls") or []:
             old = _as_dict(call).get("id")
-            if old in ids:
-                new = ids[old].pop(0) if ids[old] else old
-                tool_calls.append(call if new == old else {**_as_dict(call), "id": new})
+            wire = wire_call(ids, old)
+            if wire is not None:
+                tool_calls.append(call if wire == (old, None, None) else _sent(call, wire))
         if tool_calls:
             m["tool_calls"] = tool_calls
         else:
             m.pop("tool_calls", None)
         if m.get("function_call") and not any(
-                isinstance(i, str) and i.startswith("function_call_") for i in ids):
+                isinstance(i, str) and i.startswith("function_call_") for i in wire_calls(native)):
             m.pop("function_call")
         return m
     if m.get("role") == "tool" and native.get("toolCallId") != m.get("tool_call_id"):
@@ -246,3 +263,16 @@ def _rewritten(original: Any, native: Message) -> Any:
                         or k in kept_items else {"type": "text", "text": OMITTED_NOTE}
                         for k, part in enumerate(content)]
     return m
+
+
+def _sent(call: Any, wire: WireCall) -> dict[str, Any]:
+    """A chat tool call under the wire's id, and its function's name and arguments (as JSON
+    text) where the step rewrote them."""
+    out = {**_as_dict(call), "id": wire.id}
+    function = dict(_as_dict(out.get("function") or {}))
+    if wire.name is not None:
+        function["name"] = wire.name
+    if wire.arguments is not None:
+        function["arguments"] = json_text(wire.arguments)
+    out["function"] = function
+    return out

@@ -3,24 +3,21 @@ step `build --provider` and the proxy run (`providers/policies`), and read back 
 own native messages, so each adapter sends it as its framework's objects.
 
 What is read back is what a framework's client cannot do for itself when it renders the list:
-where each tool result goes (first after its calls, in call order, before any other message)
-and the id each call and its result go out with (a reused id renamed, an id the provider's
-pattern refuses rewritten). Every other rule of the step (joining turns, the system prompt,
-block shapes) is the client's own rendering, so the step runs with those turned off and its
-other changes are not taken.
+where each tool result goes (first after its calls, in call order, before any other message),
+the id each call and its result go out with (a reused id renamed, an id the provider's pattern
+refuses rewritten), and a call's tool name and arguments where the provider would refuse them
+(a name outside the pattern rewritten, arguments that are not a JSON object kept inside one).
+Every other rule of the step (joining turns, the system prompt, block shapes) is the client's
+own rendering, so the step runs with those turned off and its other changes are not taken.
 
-The step costs a pass over the whole context, so the fold first watches, one new message at a
-time, for a reason to run it (`Watch`): a result that does not follow its call in order, a call
-id seen before or one some provider's pattern refuses. A list with none of those goes out as the
-fold left it; the step itself decides what any of them needs.
+The step costs a pass over the whole context, so the fold runs it only where a watch over the
+new messages finds a reason to (`adapters/provider_watch.py`).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -28,27 +25,36 @@ from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
 from sessionctx.errors import BadArgument
 from sessionctx.messages import (
-    CALL_BLOCK_TYPES,
     RESULT_ROLES,
     Call,
     Message,
-    block_call_id,
     calls,
     result_id,
 )
 from sessionctx.pairing import OpenCall, Pairing
-from sessionctx.providers.policies import RESULT, prepare
-from sessionctx.providers.registry import PROVIDERS
+from sessionctx.providers.policies import RESULT, prepare, repair_arguments
 from sessionctx.providers.registry import provider as registered
 
-__all__ = ["KINDS", "RENAMED_FROM", "Step", "Watch", "call_ids", "named_api", "provider_step",
-           "run_step"]
+__all__ = ["KINDS", "RENAMED_FROM", "Step", "WireCall", "named_api", "provider_step", "run_step",
+           "wire_calls"]
 
 # the changes of the step that the read-back carries out
 KINDS = frozenset({ChangeKind.RESULTS_MOVED, ChangeKind.DUPLICATE_ID_RENAMED,
-                   ChangeKind.ID_REWRITTEN})
-# on a call block or result message whose id the step changed: the id it had
+                   ChangeKind.ID_REWRITTEN, ChangeKind.NAME_REWRITTEN,
+                   ChangeKind.ARGUMENTS_REPAIRED})
+# on a call block or result message the step changed: the id it had
 RENAMED_FROM = "_sessionctx_renamed_from"
+# on a call block: which of "name" and "arguments" the step rewrote (the block holds the new)
+REWRITTEN = "_sessionctx_rewritten"
+
+
+class WireCall(NamedTuple):
+    """A call as the step sends it: its id, and its tool name and arguments where the step
+    rewrote them (None: as the framework holds them)."""
+
+    id: str | None
+    name: str | None = None
+    arguments: dict[str, Any] | None = None
 
 
 def named_api(name: str | None) -> str | None:
@@ -59,115 +65,28 @@ def named_api(name: str | None) -> str | None:
     return name
 
 
-def call_ids(native: Message) -> dict[str | None, list[str | None]]:
-    """The ids a native message's calls go out with, under the id each call had before the
-    step (one list per id, in call order, should a message hold two calls with one id)."""
-    out: dict[str | None, list[str | None]] = {}
+def wire_calls(native: Message) -> dict[str | None, list[WireCall]]:
+    """How a native message's calls go out, under the id each call had before the step (one
+    list per id, in call order, should a message hold two calls with one id)."""
+    out: dict[str | None, list[WireCall]] = {}
     content = native.get("content")
     for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") == "toolCall":
             new = block.get("id")
-            out.setdefault(block.get(RENAMED_FROM, new), []).append(new)
+            rewritten = block.get(REWRITTEN, ())
+            out.setdefault(block.get(RENAMED_FROM, new), []).append(WireCall(
+                new, block["name"] if "name" in rewritten else None,
+                block["arguments"] if "arguments" in rewritten else None))
     return out
 
 
-def _id_rule() -> tuple[Callable[[str], object], int]:
-    """What every provider's call-id rule takes: all their default rows' patterns at once, and
-    the shortest length any allows, from the capability tables."""
-    patterns: list[str] = []
-    most = None
-    for name in PROVIDERS:
-        cap, _ = registered(name).capability()
-        if cap.id_pattern not in patterns:
-            patterns.append(cap.id_pattern)
-        most = cap.id_max_len if most is None else min(most, cap.id_max_len)
-    return re.compile("".join(f"(?={p})" for p in patterns)).match, most or 0
-
-
-_ID_RULE: tuple[Callable[[str], object], int] | None = None
-
-
-class Watch:
-    """Whether a list, read one native message at a time, gives the provider step anything to
-    place or rename: a result that is not the next one its turn's calls wait for, in order, or
-    a call id seen before or one a provider's pattern refuses. A call never answered is no
-    reason (the fold takes it out); it errs on the side of running the step, never of skipping
-    it. `joined`: consecutive assistant messages are one turn (`provider_step`)."""
-
-    __slots__ = ("_assistant", "_expect", "_fits", "_joined", "_most", "_next", "_seen",
-                 "fresh", "needed")
-
-    def __init__(self, joined: bool = False) -> None:
-        global _ID_RULE
-        if _ID_RULE is None:
-            _ID_RULE = _id_rule()
-        self._fits, self._most = _ID_RULE
-        self._joined = joined
-        self._assistant = False  # whether the last message was an assistant's
-        self._expect: list[Any] = []  # the call ids of the last assistant turn
-        self._next = 0  # how many of them the results since have answered, in order
-        self._seen: set[str] = set()
-        self.needed = False  # a reason was found in any message read
-        self.fresh = False  # one was found in the messages the last `extend` read
-
-    def taken(self, ids: frozenset[str]) -> None:
-        """Ids the step gave: a later call with one of them is reused too."""
-        self._seen |= ids
-
-    def extend(self, natives: Iterable[list[tuple[int, Message]]]) -> None:
-        """Reads the next messages, in order: each framework message's (part, native message)
-        pairs, as the fold keeps them (one walk with the state in locals: it runs for every
-        message a framework sends)."""
-        expect, n, after_assistant = self._expect, self._next, self._assistant
-        seen, most, fits, joined = self._seen, self._most, self._fits, self._joined
-        needed = False
-        for pairs in natives:
-            for _, message in pairs:
-                role = message.get("role")
-                if role == "toolResult" or role == "tool":  # RESULT_ROLES, inline
-                    after_assistant = False
-                    rid = message.get("toolCallId")
-                    if n < len(expect) and expect[n] == (
-                            rid if isinstance(rid, str) else result_id(message)):
-                        n += 1
-                    else:
-                        needed = True
-                elif role != "assistant":
-                    after_assistant = False
-                    if expect:
-                        expect, n = [], 0
-                else:
-                    ids = _call_ids(message)
-                    if joined and after_assistant:
-                        expect = [*expect, *ids]
-                    else:
-                        expect, n = ids, 0
-                    after_assistant = True
-                    for cid in ids:
-                        if cid is None or cid in seen or len(cid) > most or not fits(cid):
-                            needed = True
-                        if cid is not None:
-                            seen.add(cid)
-        self._expect, self._next, self._assistant = expect, n, after_assistant
-        self.fresh = needed
-        self.needed = self.needed or needed
-
-
-def _call_ids(message: Message) -> list[str | None]:
-    """The ids of an assistant message's calls; the native `toolCall` blocks an adapter makes
-    are read at once, any other shape through `messages.calls`."""
-    content = message.get("content")
-    if "tool_calls" in message or not isinstance(content, list):
-        return [c.id for c in calls(message)]
-    out: list[str | None] = []
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "toolCall":
-            cid = block.get("id")
-            out.append(cid if isinstance(cid, str) else block_call_id(block))
-        elif kind in CALL_BLOCK_TYPES:
-            return [c.id for c in calls(message)]
-    return out
+def wire_call(calls: dict[str | None, list[WireCall]], old: Any) -> WireCall | None:
+    """The next way out of a framework call whose id was `old` (taken off `calls`, a copy of
+    `wire_calls`' answer): None for a call the context left out."""
+    queue = calls.get(old)
+    if queue is None:
+        return None
+    return queue.pop(0) if queue else WireCall(old)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,15 +154,16 @@ def run_step(context: Context, api: str, model: str | None = None,
         k = runs[g][0]
         renamed[k] = {**messages[k], "toolCallId": new, RENAMED_FROM: result_id(messages[k])}
     given: set[str] = set(result_ids.values())
-    for g, ids in wires.items():
+    for g, sent in wires.items():
         taken = 0
-        given.update(ids)
+        given.update(w.id for w in sent if w.id is not None)
         for k in runs[g]:
             held = list(calls(messages[k]))
-            mine = ids[taken:taken + len(held)]
+            mine = sent[taken:taken + len(held)]
             taken += len(held)
-            if any(c.id != w for c, w in zip(held, mine, strict=True)):
-                renamed[k] = _with_ids(messages[k], held, mine)
+            if any(c.id != w.id or w.name is not None or w.arguments is not None
+                   for c, w in zip(held, mine, strict=True)):
+                renamed[k] = _with_calls(messages[k], held, mine)
     position = {k: p for p, k in enumerate(order)}
     first = {g: position[run[0]] for g, run in enumerate(runs) if run[0] in position}
     return Step([renamed.get(k, messages[k]) for k in order],
@@ -282,9 +202,9 @@ def _at(change: Change, position: dict[int, int]) -> Change:
 
 
 def _read_back(messages: list[Message], turns: list[Any]
-               ) -> tuple[list[int], dict[int, list[str]], dict[int, str]] | None:
-    """The order of the messages in the step's turns, the ids the calls of each assistant
-    message go out with (where one changed), and the new id of each result whose id changed.
+               ) -> tuple[list[int], dict[int, list[WireCall]], dict[int, str]] | None:
+    """The order of the messages in the step's turns, how the calls of each assistant message
+    go out (where one changed), and the new id of each result whose id changed.
     A result turn follows the assistant turn whose calls it answers, in their order; which
     message each result is, pairing says."""
     answers: dict[tuple[int, tuple[str, int]], int] = {}
@@ -298,7 +218,7 @@ def _read_back(messages: list[Message], turns: list[Any]
             if isinstance(found, OpenCall):
                 answers[(found.slot, found.call.where)] = k
     order: list[int] = []
-    wires: dict[int, list[str]] = {}
+    wires: dict[int, list[WireCall]] = {}
     result_ids: dict[int, str] = {}
     last: int | None = None  # the assistant message of the latest assistant turn
     for role, blocks, index in turns:
@@ -321,17 +241,26 @@ def _read_back(messages: list[Message], turns: list[Any]
         order.append(index)
         if role == "assistant":
             last = index
-            ids = [b["id"] for b in blocks if b["type"] == "toolCall"]
-            held = [c.id for c in calls(messages[index])]
-            if len(ids) != len(held):
+            sent = [b for b in blocks if b["type"] == "toolCall"]
+            held = list(calls(messages[index]))
+            if len(sent) != len(held):
                 return None
-            if ids != held:
-                wires[index] = ids
+            wire = [_wire(b, c) for b, c in zip(sent, held, strict=True)]
+            if any(w != (c.id, None, None) for w, c in zip(wire, held, strict=True)):
+                wires[index] = wire
     return _with_left_out(order, len(messages)), wires, result_ids
 
 
-def _with_ids(message: Message, held: list[Call], wires: list[str]) -> Message:
-    """An assistant message copied with its calls' new ids, wherever each call is."""
+def _wire(block: dict[str, Any], call: Call) -> WireCall:
+    """How the step sends a call: its id; its name where the step rewrote it; its arguments
+    where they were not a JSON object (as `repair_arguments`, the step's own test, finds)."""
+    return WireCall(block["id"], block["name"] if block["name"] != call.name else None,
+                    block["arguments"] if repair_arguments(call.arguments)[1] else None)
+
+
+def _with_calls(message: Message, held: list[Call], wires: list[WireCall]) -> Message:
+    """An assistant message copied with its calls as the step sends them, wherever each call
+    is: the new id, and the name and arguments where those were rewritten (`REWRITTEN`)."""
     out = dict(message)
     for call, wire in zip(held, wires, strict=True):
         key, i = call.where
@@ -341,9 +270,16 @@ def _with_ids(message: Message, held: list[Call], wires: list[str]) -> Message:
         block = dict(listed[i])
         block[RENAMED_FROM] = call.id
         if "id" in block or "call_id" not in block:
-            block["id"] = wire
+            block["id"] = wire.id
         else:
-            block["call_id"] = wire
+            block["call_id"] = wire.id
+        rewritten = []
+        for field, value in (("name", wire.name), ("arguments", wire.arguments)):
+            if value is not None:
+                block[field] = value
+                rewritten.append(field)
+        if rewritten:
+            block[REWRITTEN] = tuple(rewritten)
         listed[i] = block
     return out
 

@@ -30,7 +30,7 @@ from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import ProcessHistory
 
 from sessionctx.adapters.fold import Conversations, OnChanges, OnReport, Report, Reporter, rebuild
-from sessionctx.adapters.provider_step import named_api
+from sessionctx.adapters.provider_step import REWRITTEN, named_api
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import BuildOptions
 from sessionctx.messages import Message
@@ -222,11 +222,16 @@ def _changed(original: pm.ModelMessage, parts: list[tuple[int, Message]]) -> pm.
 
 
 def _response_part(part: Any, block: dict[str, Any]) -> Any:
-    """A call part under the id the provider step gave it; any other part as it is."""
-    if isinstance(part, pm.BaseToolCallPart) and block.get("type") == "toolCall" and \
-            block.get("id") != part.tool_call_id:
-        return replace(part, tool_call_id=block["id"])
-    return part
+    """A call part as the provider step sends it (its id, and its tool name and arguments
+    where the step rewrote them); any other part as it is."""
+    if not isinstance(part, pm.BaseToolCallPart) or block.get("type") != "toolCall":
+        return part
+    rewritten = block.get(REWRITTEN, ())
+    changed = {field: block[key] for field, key in (("tool_name", "name"), ("args", "arguments"))
+               if key in rewritten}
+    if block.get("id") != part.tool_call_id:
+        changed["tool_call_id"] = block["id"]
+    return replace(part, **changed) if changed else part
 
 
 def _request_part(part: Any, native: Message) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sessionctx.adapters.provider_step import REWRITTEN
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
 from sessionctx.errors import BadArgument
@@ -24,6 +25,8 @@ from sessionctx.formats.openai_responses.items import (
     lone_reasoning,
 )
 from sessionctx.messages import Message
+from sessionctx.providers.policies import repair_arguments
+from sessionctx.providers.policies.turns import json_text
 from sessionctx.screenshots import OMITTED_NOTE
 
 __all__ = ["OUTPUTS", "as_item", "item_type", "items_of", "record_of", "to_message", "window"]
@@ -57,6 +60,14 @@ def to_message(item: Item) -> Message:
         return {"role": "assistant", "content": _placeholder(item)}
     if not message["content"] and message["role"] != "toolResult":
         message["content"] = _placeholder(item)
+    raw = item.get("arguments")
+    if isinstance(raw, str) and item.get("type") == "function_call":
+        # the mapping keeps text that is not a JSON object under "input": the call goes out
+        # with the text itself, so the provider step is shown what is sent
+        block = message["content"][0]
+        args = block["arguments"]
+        if isinstance(args, dict) and list(args) == ["input"] and repair_arguments(raw)[1]:
+            block["arguments"] = raw
     output = item.get("output")
     if message["role"] == "toolResult" and isinstance(output, list):
         # each image block remembers its part, so a replaced screenshot is found again
@@ -116,11 +127,17 @@ def _changed(item: Item, message: Message) -> Item:
     """A call or output under the id the provider step gave it, or an output whose screenshots
     the fold replaced: the kept parts, a note for the others."""
     if "call_id" in item:
-        new = message.get("toolCallId") if message.get("role") == "toolResult" else next(
-            (b.get("id") for b in message.get("content", []) if isinstance(b, dict)
-             and b.get("type") == "toolCall"), item["call_id"])
+        block = next((b for b in message.get("content", []) if isinstance(b, dict)
+                      and b.get("type") == "toolCall"), {})
+        new = message.get("toolCallId") if message.get("role") == "toolResult" else \
+            block.get("id", item["call_id"])
         if new != item["call_id"]:
             item = {**item, "call_id": new}
+        rewritten = block.get(REWRITTEN, ())
+        if "name" in rewritten:
+            item = {**item, "name": block["name"]}
+        if "arguments" in rewritten:
+            item = {**item, "arguments": json_text(block["arguments"])}
     output = item.get("output")
     if not isinstance(output, list):
         return item
