@@ -89,7 +89,9 @@ class _Outgoing:
 
 
 def make_app(settings: Settings) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY, handler_args={"max_field_size": 65536})
+    # a compressed request goes on as the client's bytes, never inflated on the way
+    app = web.Application(client_max_size=MAX_BODY,
+                          handler_args={"max_field_size": 65536, "auto_decompress": False})
     proxy = _Proxy(settings)
     app.on_startup.append(proxy.start)
     app.on_cleanup.append(proxy.stop)
