@@ -283,9 +283,12 @@ def _imported(world: World, done: subprocess.CompletedProcess[str]) -> None:
 
 def _logged(world: World, done: subprocess.CompletedProcess[str]) -> None:
     entries = json.loads(done.stdout)["entries"]
-    # the requests `run` repaired on this page, each answered by the provider
+    # the requests `run` repaired on this page, each answered by the provider, and the one the
+    # served proxy repaired for a provider out of its reach
     assert [(e["api"], e["status"]) for e in entries] == [
-        ("anthropic", 200), ("openai-responses", 200), ("openai-chat", 200)], entries
+        ("anthropic", 200), ("openai-responses", 200), ("openai-chat", 200),
+        ("anthropic", 502)], entries
+    assert entries[-1]["outcome"].startswith("upstream unreachable: "), entries[-1]
 
 
 @dataclass(frozen=True)

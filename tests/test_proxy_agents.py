@@ -14,9 +14,11 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sessionctx.proxy.audit import entries
 from tests.agent_clis import Agents, Run, require
 from tests.test_agent_clis import SESSION, transcript_text_before_result
 from tests.test_agent_clis_repair import (
@@ -44,6 +46,11 @@ def _through_run(agents: Agents, *command: str) -> list[str]:
             "--store", f"sqlite:///{agents.root / 'audit.db'}", "--", *command]
 
 
+def audit(agents: Agents) -> list[dict[str, Any]]:
+    """What `sessionctx run` recorded in its audit store."""
+    return list(entries(f"sqlite:///{agents.root / 'audit.db'}"))
+
+
 def results_sent(request: dict[str, object]) -> list[dict[str, object]]:
     body = request["body"]
     assert isinstance(body, dict)
@@ -66,6 +73,9 @@ def test_claude_code_resumes_a_refused_session_through_sessionctx_run(agents: Ag
     for request in run.requests:  # the one result sent is the tool's own
         assert [json.dumps(r["content"]) for r in results_sent(request)] in (
             [], ['"a.txt"'], ['[{"type": "text", "text": "a.txt"}]'])
+    logged = audit(agents)  # under the session id Claude Code sends in its header
+    assert logged and {e["session_id"] for e in logged} == {SESSION}
+    assert all(e["outcome"] == "upstream answered 200" for e in logged)
 
 
 def test_a_valid_claude_code_request_arrives_byte_identical(agents: Agents) -> None:
@@ -129,6 +139,10 @@ def test_codex_resumes_a_refused_rollout_through_sessionctx_run(agents: Agents,
     assert run.requests and not run.refused()
     assert "1 repaired" in run.stderr.splitlines()[-1]
     assert set(outputs_sent(run)) <= {"a.txt"}  # only the output the rollout holds, if any
+    [logged] = audit(agents)  # under the id Codex sends in its `session-id` header
+    sent = {r["headers"].get("session-id") for r in run.requests}
+    assert logged["session_id"] and sent == {logged["session_id"]}
+    assert logged["api"] == "openai-responses"
 
 
 def _requests(n: int) -> str:

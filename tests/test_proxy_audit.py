@@ -5,6 +5,7 @@ request, and `--json` the entries."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -210,3 +211,14 @@ def test_a_postgresql_store_keeps_the_records():
         conninfo, name = split_url(store)
         with psycopg.connect(conninfo, autocommit=True) as db:
             db.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+def test_a_repaired_answer_cut_off_midway_is_recorded_as_such(tmp_path):
+    store = f"sqlite:///{tmp_path / 'audit.db'}"
+    with serve([{"text": "x", "cut": True}]) as up, running_proxy(up.url, store) as proxy:
+        with pytest.raises((http.client.IncompleteRead, ConnectionError)):
+            post(proxy.url, "/v1/messages", json.dumps({**BROKEN, "stream": True}).encode())
+        [entry] = logged(store)
+        assert (proxy.totals.repaired, proxy.totals.unanswered) == (1, 1)
+    assert entry["status"] == 200
+    assert entry["outcome"].startswith("upstream answered 200, cut off")

@@ -64,10 +64,12 @@ def test_the_proxy_listens_on_loopback_and_keeps_no_credential(tmp_path):
 def test_upstreams_are_known_providers_at_http_urls():
     assert upstreams([]) == PUBLIC
     assert upstreams(["codex=http://127.0.0.1:9/"])["openai"] == "http://127.0.0.1:9"
-    for bad in ("evil=http://x", "anthropic", "anthropic=ftp://x", "gemini=http://"):
+    for bad in ("evil=http://x", "anthropic", "anthropic=ftp://x", "gemini=http://",
+                "openai=https://me:SECRET@gw.example", "gemini=https://gw.example/?key=SECRET",
+                "evil=https://me:SECRET@gw.example"):
         out = CliRunner().invoke(main, ["proxy", "--port", "0", "--upstream", bad])
         assert out.exit_code != 0 and "--upstream" in out.output
-        assert "Traceback" not in out.output
+        assert "Traceback" not in out.output and "SECRET" not in out.output
 
 
 def test_a_subscription_token_is_forwarded_to_api_anthropic_com_only():

@@ -100,9 +100,32 @@ LISTED = {
 }
 
 
-@pytest.mark.parametrize("name", list(LISTED))
+# the other history errors of the providers' own (their messages: the stub's, the APIs')
+RESULT = {"type": "tool_result", "tool_use_id": "t9", "content": "x"}
+OTHERS = {
+    "result without its call": ("anthropic", _refused(anthropic_problem, {"messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": [RESULT]}]})),
+    "output without its call": ("openai-responses", _refused(responses_problem, {"input": [
+        {"role": "user", "content": "hi"},
+        {"type": "function_call_output", "call_id": "c9", "output": "x"}]})),
+    "tool message without its call": ("openai-chat", _refused(chat_problem, {"messages": [
+        {"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c9",
+                                            "content": "x"}]})),
+    "Gemini call turn out of place": ("gemini", _refused(gemini_problem, {"contents": [
+        {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]}]})),
+    "Gemini response count": ("gemini", _refused(gemini_problem, {"contents": [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}},
+                                    {"functionCall": {"name": "ls", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "ls",
+                                                         "response": {}}}]}]})),
+}
+
+
+@pytest.mark.parametrize("name", [*LISTED, *OTHERS])
 def test_each_listed_history_error_is_known_and_nothing_else(name):
-    api, message = LISTED[name]
+    api, message = LISTED.get(name) or OTHERS[name]
     answer = json.dumps(error_body(KINDS[api], message)).encode()
     found = refusal(400, answer)
     assert found is not None and found.signatures == (name == "invalid thinking signature")

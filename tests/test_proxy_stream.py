@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import http.client
 import json
 import socket
@@ -46,17 +47,16 @@ def upstream(handle: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> 
 
 
 @contextmanager
-def raw_upstream(answer: bytes, heads: list[bytes]) -> Iterator[str]:
-    """An upstream that answers every request with the bytes `answer` and keeps the head of
-    each request it got (its request line and headers, as sent) in `heads`."""
+def raw_upstream(answer: bytes, heads: list[tuple[bytes, bytes]]) -> Iterator[str]:
+    """An upstream that answers every request with the bytes `answer` and keeps each request
+    it got in `heads`: its head (request line and headers) and its body, as sent."""
 
     async def begin() -> tuple[str, Callable[[], Awaitable[None]]]:
         async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             head = await reader.readuntil(b"\r\n\r\n")
-            heads.append(head)
             length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
                            if line.lower().startswith(b"content-length:")), 0)
-            await reader.readexactly(length)
+            heads.append((head, await reader.readexactly(length)))
             writer.write(answer)
             await writer.drain()
             writer.close()
@@ -117,7 +117,7 @@ def test_events_arrive_as_sent_and_a_client_gone_mid_stream_closes_the_upstream(
 
 
 def test_hop_by_hop_headers_stop_at_the_proxy_both_ways_and_the_others_pass():
-    heads: list[bytes] = []
+    heads: list[tuple[bytes, bytes]] = []
     answer = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n"
               b"x-request-id: req_1\r\nanthropic-ratelimit-requests-remaining: 9\r\n"
               b"connection: close, x-hop-answer\r\nx-hop-answer: 1\r\nkeep-alive: timeout=5\r\n"
@@ -138,7 +138,8 @@ def test_hop_by_hop_headers_stop_at_the_proxy_both_ways_and_the_others_pass():
                 chunk = s.recv(65536)
                 assert chunk, got
                 got += chunk
-    [head] = heads
+    [(head, sent)] = heads
+    assert sent == body
     lines = head.decode("utf-8").split("\r\n")
     assert lines[0] == "POST /v1/messages?beta=true HTTP/1.1"
     names = {line.split(":", 1)[0].lower(): line.split(":", 1)[1].strip()
@@ -230,3 +231,25 @@ def test_no_task_is_left_once_the_faults_are_over():
                 break
             time.sleep(0.1)
         assert len(left) == 1 and "serve" in left[0], left
+
+
+def test_compressed_bodies_pass_as_their_bytes_both_ways():
+    """A compressed request goes on unread, a compressed answer comes back undecompressed."""
+    packed = gzip.compress(json.dumps(BROKEN).encode())
+    answer_body = gzip.compress(b'{"content": [{"type": "text", "text": "ok"}]}')
+    answer = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+              + f"content-length: {len(answer_body)}\r\n\r\n".encode() + answer_body)
+    heads: list[tuple[bytes, bytes]] = []
+    with raw_upstream(answer, heads) as base, running_proxy(base) as proxy:
+        host, port = proxy.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request("POST", "/v1/messages", body=packed,
+                     headers={"content-type": "application/json", "content-encoding": "gzip"})
+        response = conn.getresponse()
+        got = response.read()
+        conn.close()
+        assert proxy.totals.repaired == 0
+    assert response.status == 200 and got == answer_body
+    assert response.getheader("content-encoding") == "gzip"
+    head, sent = heads[0]
+    assert sent == packed and b"content-encoding: gzip" in head.lower()

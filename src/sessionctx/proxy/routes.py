@@ -69,12 +69,17 @@ def upstreams(given: Iterable[str]) -> dict[str, str]:
         if name in ("openai-chat", "openai-responses", "codex"):
             name = "openai"
         if not sep or name not in PUBLIC:
-            raise BadArgument(f"--upstream {item!r}: give NAME=URL, NAME one of "
+            raise BadArgument(f"--upstream {f'{name}=...' if sep else repr(item)}: give "
+                              "NAME=URL, NAME one of "
                               f"{', '.join(PUBLIC)}")
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BadArgument(f"--upstream {item!r}: the URL must be http:// or https:// with a "
-                              "host")
+            raise BadArgument(f"--upstream {name}=...: the URL must be http:// or https:// "
+                              "with a host")
+        if "@" in parts.netloc or parts.query or parts.fragment:
+            # the proxy would print it and send it; credentials travel in the client's headers
+            raise BadArgument(f"--upstream {name}=...: give the URL without a user, password, "
+                              "query or fragment")
         out[name] = url.strip().rstrip("/")
     return out
 

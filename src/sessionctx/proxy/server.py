@@ -6,7 +6,8 @@ A request on a route whose body sessionctx reads is decoded and checked with
 client sent. A repaired body goes with its changes counted in `x-sessionctx-changes`. When the
 upstream answers 400 with a history error, the request is rebuilt once and sent again; nothing
 is retried after a byte of an answer has reached the client. A client that goes away cancels
-the upstream request (the handler is cancelled and the upstream connection closed).
+the upstream request (the handler is cancelled and the upstream connection closed). Every
+repaired request is recorded with what became of it, answered or not.
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ class _Outgoing:
 
 
 def make_app(settings: Settings) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY, handler_args={"max_field_size": 65536})
+    # a compressed request goes on as the client's bytes, never inflated on the way
+    app = web.Application(client_max_size=MAX_BODY,
+                          handler_args={"max_field_size": 65536, "auto_decompress": False})
     proxy = _Proxy(settings)
     app.on_startup.append(proxy.start)
     app.on_cleanup.append(proxy.stop)
