@@ -35,7 +35,7 @@ MARKERS: tuple[Marker, ...] = (
     Marker("cline", "result missing"),
     # Cline's SDK: the result it inserts for a call of the extension's history with none
     Marker("cline", "[migration] Tool result missing in legacy conversation history."),
-    # Roo Code (and Kilo Code): the results it adds for the calls a resumed task left open
+    # Roo Code: the results it adds for the calls a resumed task left open
     # (Task.ts) and for a call with none when a message is saved (validateToolResultIds.ts)
     Marker("roo-code", "Task was interrupted before this tool call could be completed."),
     Marker("roo-code", "Tool execution was interrupted before completion."),
