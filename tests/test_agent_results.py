@@ -79,6 +79,13 @@ CASES: dict[str, tuple[str, bytes, str]] = {
     "cline interrupted": ("cline", _anthropic(
         "Tool execution was interrupted before a result was produced. Tool: execute_command."),
         "api_conversation_history.json"),
+    "cline sdk migration": ("cline", _anthropic(
+        "[migration] Tool result missing in legacy conversation history."), "messages.json"),
+    "roo-code resumed": ("roo-code", _anthropic(
+        "Task was interrupted before this tool call could be completed."),
+        "api_conversation_history.json"),
+    "roo-code saved without a result": ("roo-code", _anthropic(
+        "Tool execution was interrupted before completion."), "api_conversation_history.json"),
     "pydantic-ai interrupted": ("pydantic-ai", _native(
         "The tool call was interrupted before a result was produced."), "history.jsonl"),
     "pi no result": ("pi", _native("No result provided", is_error=True), "session.jsonl"),
@@ -150,7 +157,8 @@ def test_a_marker_with_an_image_is_the_tool_s() -> None:
         {"type": "text", "text": "aborted"}, {"type": "image", "data": "AA==",
                                               "mimeType": "image/png"}]}
     assert written_by(result) is None
-    assert {m.agent for m in MARKERS} >= {"claude-code", "codex", "pydantic-ai", "cline"}
+    assert {m.agent for m in MARKERS} >= {"claude-code", "codex", "pydantic-ai", "cline",
+                                          "roo-code"}
 
 
 def test_claude_code_s_own_assistant_reply_is_named_and_can_be_dropped(tmp_path: Path) -> None:

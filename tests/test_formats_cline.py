@@ -18,31 +18,47 @@ from tests.format_counts import accepted_bodies
 
 CLINE = FIXTURES / "cline"
 KINDS = ["native-tool-result.json", "text-result.json", "result-missing.json",
-         "xml-tool-text.json"]
+         "xml-tool-text.json", "subagent-text-result.json", "migration-placeholder.json"]
 PLACEHOLDER = "result missing"
+MIGRATION = "[migration] Tool result missing in legacy conversation history."
+
+
+def _heads(name: str) -> set[str]:
+    """How the first word of Cline's description of a call named `name` reads."""
+    if "0mcp0" in name:
+        return {"use_mcp_tool"}
+    if name == "use_subagents":
+        return {"subagents"}
+    if name.startswith("use_subagent_"):
+        return {"subagent:", "subagents"}
+    return {name}
 
 
 def raw_counts(messages: list[dict[str, Any]]) -> dict[str, int]:
-    """Calls, the answers Cline wrote right after them, and user texts, from the raw list."""
+    """Calls, the answers Cline wrote in the user messages right after them, and user
+    texts, from the raw list."""
     calls = answered = texts = 0
     previous: list[str] = []
+    said_for = 0  # answers in the user messages since the last calls
     for m in messages:
         content = _blocks(m)
         if m["role"] == "assistant":
+            answered += min(len(previous), said_for)
             previous = [b["name"] for b in content if b["type"] == "tool_use"]
             calls += len(previous)
+            said_for = 0
             continue
+        heads = {h for n in previous for h in _heads(n)}
         real = [b for b in content if b["type"] == "tool_result"
-                and b["content"] != PLACEHOLDER]
+                and b["content"] not in (PLACEHOLDER, MIGRATION)]
         said = [b for b in content if b["type"] == "text" and previous and (
-            b["text"].split(" ")[0].strip("[]") in {n.replace("github0mcp0get_issue",
-                                                               "use_mcp_tool")
-                                                     for n in previous}
-            or b["text"].startswith("Skipping tool"))]
-        answered += min(len(previous), len(real) + len(said))
+            b["text"].split(" ")[0].strip("[]") in heads
+            or b["text"].startswith("Skipping tool")
+            or any(b["text"].startswith(f"Tool [{n}] was not executed") for n in previous))]
+        said_for += len(real) + len(said)
         texts += sum(1 for b in content if b["type"] == "text") - len(said)
-        previous = []
-    return {"calls": calls, "answered": answered, "texts": texts}
+    return {"calls": calls, "answered": answered + min(len(previous), said_for),
+            "texts": texts}
 
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -160,3 +176,31 @@ def test_a_result_found_by_its_call_id() -> None:
     ctx = build_context(read(json.dumps(messages).encode(), None).records)
     assert ctx.pending_calls == []
     assert [m["toolCallId"] for m in ctx.messages if m["role"] == "toolResult"] == ["toolu_9"]
+
+
+def test_sub_agent_calls_are_answered_by_their_own_descriptions() -> None:
+    ctx = build_context(read_input(str(CLINE / "subagent-text-result.json")).records)
+    answer = {m["toolCallId"]: m["content"][0]["text"] for m in ctx.messages
+              if m["role"] == "toolResult"}
+    assert answer["toolu_06A"].startswith("[subagents] Result:")
+    assert answer["toolu_06B"].startswith("[subagent: Code Reviewer] Result:")
+    assert answer["toolu_06C"].startswith("[read_file for 'src/parser.py'] Result:")
+    assert answer["toolu_06D"].startswith("Tool [use_subagent_code_reviewer] was not executed")
+
+
+def test_texts_moved_after_the_sdk_placeholders_answer_the_calls() -> None:
+    ctx = build_context(read_input(str(CLINE / "migration-placeholder.json")).records)
+    answer = {m["toolCallId"]: m["content"][0]["text"] for m in ctx.messages
+              if m["role"] == "toolResult"}
+    assert answer == {"toolu_07A": "[read_file for 'src/app.py'] Result:\ndef main():\n"
+                                   "    print('hello')\n",
+                      "toolu_07B": "[list_files for 'src'] Result:\napp.py\nutil.py"}
+    assert MIGRATION not in json.dumps(ctx.messages)
+
+
+def test_a_placeholder_with_no_text_after_it_is_a_pending_call(tmp_path: Path) -> None:
+    messages = json.loads((CLINE / "migration-placeholder.json").read_text())
+    del messages[3]["content"][1]  # the list_files text
+    ctx = build_context(read_input(str(_variant(tmp_path, messages))).records)
+    assert [(p.id, p.written_by) for p in ctx.pending_calls] == [("toolu_07B", "cline")]
+    assert raw_counts(messages)["calls"] - raw_counts(messages)["answered"] == 1

@@ -43,20 +43,28 @@ def loaded(objs: list[Obj]) -> list[Obj]:
     return list(by_id.values())
 
 
+def _parts(content: Any) -> list[Obj]:
+    """Content as a list of parts (Gemini CLI stores a string, one part or a list)."""
+    listed = content if isinstance(content, list) else [content] if content else []
+    return [{"text": p} if isinstance(p, str) else p for p in listed]
+
+
 def counts(objs: list[Obj]) -> dict[str, int]:
     calls: list[str] = []
     answered: set[str] = set()
     texts = 0
     for m in loaded(objs):
-        parts = m["content"] if isinstance(m["content"], list) else (
-            [{"text": m["content"]}] if m["content"] else [])
+        parts = _parts(m["content"])
         if m["type"] == "gemini":
             listed = [c["id"] for c in m.get("toolCalls", [])]
             calls += listed + [p["functionCall"]["id"] for p in parts if "functionCall" in p
                                and p["functionCall"]["id"] not in listed]
             answered |= {c["id"] for c in m.get("toolCalls", []) if c.get("result")}
-            texts += sum("text" in p for p in parts)
+            texts += sum("text" in p and not p.get("thought") for p in parts)
         elif m["type"] == "user":
+            said = "".join(p.get("text", "[part]") for p in parts).strip()
+            if said[:1] in ("/", "?"):
+                continue  # a command: not sent
             answered |= {p["functionResponse"]["id"] for p in parts if "functionResponse" in p}
             texts += sum("text" in p for p in parts)
     return {"calls": len(calls), "results": len(answered & set(calls)),
@@ -177,3 +185,40 @@ def test_repair_in_a_history_rewrite_edits_that_row(tmp_path: Path) -> None:
     assert all("functionCall" not in p for m in repaired for p in m["content"]
                if isinstance(m["content"], list) and m["type"] == "gemini"
                and m["id"].startswith("a3d8"))
+
+
+RECORDED = DIR / "recorded-0.61.0-tools.jsonl"
+
+
+def test_results_content_and_commands_in_every_shape_gemini_cli_stores(tmp_path: Path
+                                                                      ) -> None:
+    # the recorded first run, each row kept in a shape Gemini CLI's types allow and its
+    # resume (`convertSessionToClientHistory`) reads: a call's result as text or as one
+    # part, content as a string, thoughts as parts of the content, and a command the user
+    # typed, which Gemini CLI does not send
+    objs = rows(RECORDED)[:16]
+    reply = objs[6]  # the first reply's final row: two calls, each with its response
+    first, second = reply["toolCalls"]
+    first["result"] = first["result"][0]["functionResponse"]["response"]["output"]
+    second["result"] = second["result"][0]
+    objs[11]["content"] = [{"text": "The file is missing.", "thought": True,
+                            "thoughtSignature": "c2ln"}, {"text": "Reading it failed."}]
+    objs[11]["thoughts"] = [{"subject": "Missing", "description": "The file is missing.",
+                             "timestamp": objs[11]["timestamp"]}]
+    objs.insert(3, {**objs[2], "id": "2f1e0d9c-8b7a-4c6d-9e5f-4a3b2c1d0e9f",
+                    "content": "/stats"})
+    want = counts(objs)
+    assert want["pending"] == 0 and want["results"] == want["calls"] == 3
+    path = write(tmp_path, objs)
+    assert sessionctx_counts(path) == want
+    ctx = build_context(read_input(str(path)).records)
+    results = {m["toolCallId"]: m["content"][0]["text"] for m in ctx.messages
+               if m["role"] == "toolResult"}
+    assert results[first["id"]] == 'def main():\n    print("hi")\n'
+    assert results[second["id"]].startswith("<untrusted_context>\nOutput: 2 app.py")
+    said = json.dumps(ctx.messages)
+    assert "/stats" not in said
+    reply_blocks = next(m["content"] for m in ctx.messages if m["role"] == "assistant" and any(
+        b.get("text") == "Reading it failed." for b in m["content"]))
+    assert [b["type"] for b in reply_blocks] == ["thinking", "text", "toolCall"]
+    accepted_bodies(ctx)

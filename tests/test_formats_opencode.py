@@ -18,7 +18,7 @@ import pytest
 from sessionctx.context import build_context
 from sessionctx.formats.detect import decode_document, detect
 from sessionctx.inputs import read_input, read_raw
-from sessionctx.providers import validate
+from sessionctx.providers import BuildRequestOptions, build_request, validate
 from sessionctx.writeback import plan_repair
 from sessionctx.writeback.plan import RepairError
 from tests.conftest import FIXTURES
@@ -334,3 +334,28 @@ def test_pdf_files_and_attachments_reach_every_provider(tmp_path: Path) -> None:
     for provider, body in bodies.items():
         text = json.dumps(body)
         assert marks[provider] in text and text.count(_pdf()) == 2, provider
+
+
+def test_anthropic_reasoning_goes_back_with_its_signature(tmp_path: Path) -> None:
+    # opencode keeps the provider's metadata of a reasoning part (session/processor.ts): for
+    # Anthropic, the thinking's signature, or a redacted block's data
+    doc = json.loads(EXPORT.read_text())
+    parts = doc["messages"][1]["parts"]
+    thought = next(p for p in parts if p["type"] == "reasoning")
+    thought["metadata"] = {"anthropic": {"signature": "EqQBCkgIBxABGAIiQL"}}
+    parts.insert(parts.index(thought) + 1, {**thought, "id": thought["id"] + "r", "text": "",
+                                            "metadata": {"anthropic": {
+                                                "redactedData": "EmwKAhgBEgy3va3pzix"}}})
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(doc))
+    ctx = read_context(path, "opencode")
+    accepted_bodies(ctx)
+    body = build_request(ctx, "anthropic", "claude-sonnet-4-5", options=BuildRequestOptions(
+        placeholder_tools=True)).body
+    assert validate(body, "anthropic") == []
+    sent = body["messages"]
+    blocks = [b for m in sent if m["role"] == "assistant" and isinstance(m["content"], list)
+              for b in m["content"] if b["type"] in ("thinking", "redacted_thinking")]
+    assert blocks == [{"type": "thinking", "thinking": thought["text"],
+                       "signature": "EqQBCkgIBxABGAIiQL"},
+                      {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}]

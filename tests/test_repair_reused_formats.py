@@ -195,10 +195,13 @@ def _renamed_file(tmp_path: Path, raw: bytes, fmt: str, old: str) -> tuple[bytes
     nothing. The repaired bytes and the new id."""
     path = tmp_path / "session"
     path.write_bytes(raw)
+    inode = path.stat().st_ino
     report = assert_repaired(path, raw, fmt) if not raw.lstrip().startswith(b"[") else \
         repair_json(path, "--from", fmt)[1]
     assert report["written"] and report["remaining"] == [], report
+    # the original file itself is the backup; the repaired file replaced it whole
     assert Path(report["backup"]).read_bytes() == raw
+    assert Path(report["backup"]).stat().st_ino == inode != path.stat().st_ino
     new = f"{old}_2"
     after = path.read_bytes()
     assert {c["detail"]["new"] for c in report["changes"]} == {new}
@@ -358,6 +361,8 @@ def test_copilot_sub_agent_events_point_at_the_renamed_call(tmp_path: Path) -> N
                        25: {"parentToolCallId": new}, 26: {"toolCallId": new},
                        27: {"toolCallId": new}}
     assert now[23]["toolCallId"] == "toolu_vrtx_01Sub"
+    started = json.loads(after.splitlines()[20])  # fields sessionctx does not read survive
+    assert started["data"]["agentDisplayName"] == "Explore"
     assert [n for n, named in now.items() if "call_Task01" in named.values()] == [5, 6, 9]
     _answered(after, "copilot-cli", "call_Task01", new, "one target")
     ctx = _context(after, "copilot-cli")

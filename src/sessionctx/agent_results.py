@@ -33,6 +33,12 @@ MARKERS: tuple[Marker, ...] = (
     Marker("cline", "Tool execution was interrupted before a result was produced.",
            prefix=True),
     Marker("cline", "result missing"),
+    # Cline's SDK: the result it inserts for a call of the extension's history with none
+    Marker("cline", "[migration] Tool result missing in legacy conversation history."),
+    # Roo Code: the results it adds for the calls a resumed task left open
+    # (Task.ts) and for a call with none when a message is saved (validateToolResultIds.ts)
+    Marker("roo-code", "Task was interrupted before this tool call could be completed."),
+    Marker("roo-code", "Tool execution was interrupted before completion."),
     # pi: the error result its loader adds for an unanswered call
     Marker("pi", "No result provided", error_only=True),
     # opencode: the error result it adds on replay for a pending or running tool

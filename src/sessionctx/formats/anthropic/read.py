@@ -188,7 +188,7 @@ class _Reader:
     """The records of one message list, in order."""
 
     def __init__(self, path: str | None, model: str, hidden: dict[int, str],
-                 dropped_results: set[str]) -> None:
+                 dropped_results: set[str], items: list[Any]) -> None:
         self.path = path
         self.model = model
         self.hidden = hidden
@@ -196,6 +196,9 @@ class _Reader:
         self.result = ReadResult()
         self.names: dict[str, str] = {}
         self.calls: list[cline.Call] = []  # the calls of the message before the next user's
+        self.items = items
+        # how each user message still to come after those calls answers them, the next last
+        self.run: list[cline.Answers] = []
 
     def item(self, i: int, item: Any) -> None:
         src = Source(index=i, path=self.path)
@@ -221,6 +224,7 @@ class _Reader:
     def _assistant_message(self, item: Obj, src: Source, lost: list[str]) -> None:
         content = item.get("content")
         self.calls = cline.calls_of(content)
+        self.run = []
         raw = content if isinstance(content, list) else (
             [{"type": "text", "text": content}] if isinstance(content, str) else [])
         blocks: list[Obj] = []
@@ -260,17 +264,14 @@ class _Reader:
         self.result.records.append(message_record(message, src, item, FORMAT))
 
     def _user(self, item: Obj, src: Source, lost: list[str]) -> None:
-        content = item.get("content")
         own: list[Obj] = []
         if results_after_other_blocks(item):
             self.result.problems.append(Problem(
                 f"item {src.index}: user message holds other blocks before its tool results; "
                 "the API takes results first (repair puts them first)", self.path,
                 kind=ChangeKind.RESULTS_MOVED))
-        blocks = content if isinstance(content, list) else [text_block(content)] if isinstance(
-            content, str) else []
-        answers = cline.answers(self.calls, blocks)
-        self.calls = []
+        blocks = _content(item)
+        answers = self._answers(src.index or 0, blocks)
         for i, block in enumerate(blocks):
             btype = block.get("type") if isinstance(block, dict) else None
             if i in answers.superseded:
@@ -301,6 +302,22 @@ class _Reader:
             self.result.records.append(message_record(
                 {"role": "user", "content": own}, src, item, FORMAT))
 
+    def _answers(self, i: int, blocks: list[Any]) -> cline.Answers:
+        """How the user message at `i` answers the calls before it, worked out once for the
+        run of user messages that follows them (Cline reads a reply's results from all of
+        them)."""
+        if self.calls:
+            run = [blocks]
+            for k in range(i + 1, len(self.items)):
+                later = self.items[k]
+                if k in self.hidden or not isinstance(later, dict) or later.get(
+                        "role") != "user":
+                    break
+                run.append(_content(later))
+            self.run = cline.answers_run(self.calls, run)[::-1]
+            self.calls = []
+        return self.run.pop() if self.run else cline.Answers()
+
     def _result(self, block: Obj, item: Obj, src: Source, lost: list[str],
                 call_id: str | None = None) -> None:
         cid = call_id or str(block.get("tool_use_id", ""))
@@ -313,6 +330,12 @@ class _Reader:
             {"role": "toolResult", "toolCallId": cid, "toolName": str(name or ""),
              "content": result_content(block.get("content"), lost),
              "isError": block.get("is_error") is True}, src, item, FORMAT))
+
+
+def _content(item: Obj) -> list[Any]:
+    content = item.get("content")
+    return content if isinstance(content, list) else [text_block(content)] if isinstance(
+        content, str) else []
 
 
 def roo_hidden(items: list[Any]) -> tuple[dict[int, str], set[str]]:
@@ -358,7 +381,7 @@ def read(raw: bytes, path: str | None, document: Any = None,
     doc, items = found
     model = doc.get("model") if isinstance(doc, dict) else None
     hidden, dropped = roo_hidden(items)
-    reader = _Reader(path, model if isinstance(model, str) else "", hidden, dropped)
+    reader = _Reader(path, model if isinstance(model, str) else "", hidden, dropped, items)
     if isinstance(doc, dict) and set(doc) - {"messages"}:
         reader.result.records.append(_request_row(doc, path))
     for i, item in enumerate(items):

@@ -6,13 +6,21 @@ next user message. When it can map the call to its `tool_use_id` it writes a `to
 (with that id, and the provider's `call_id` beside it); when it cannot (the map is cleared
 between requests, and some providers send no `call_id`), it writes a text block
 `"[<tool description>] Result:\\n<result>"`, where the description starts with the tool's
-name: `[read_file for 'a.cs']`, `[attempt_completion]`, `[use_mcp_tool for 'server']`.
+name: `[read_file for 'a.cs']`, `[attempt_completion]`, `[use_mcp_tool for 'server']`, except
+for its sub-agent tools: `use_subagents` is `[subagents]`, a configured sub-agent's
+`use_subagent_<name>` is `[subagent: <its name as configured>]` (or `[subagents]` when its
+configuration is gone).
 A call it skipped after the user rejected an earlier one is answered by
 `"Skipping tool due to user rejecting a previous tool. [<description>]"` (or "Tool was
 interrupted and not executed due to ..."), and, with one tool per message, by
 `"Tool [<name>] was not executed because a tool has already been used in this message. ..."`.
 Before sending, Cline puts a `tool_result` "result missing" first for a call with no result
 block; when that placeholder stands in the file, the text after it is the call's real result.
+Cline's SDK, taking over a task of the extension, puts its own placeholder ("[migration] Tool
+result missing in legacy conversation history.") in the user message after the calls and
+moves that message's other blocks, the "[…] Result:" texts among them, to a user message of
+their own after it: the results of a reply are read from all the user messages that follow
+it (`answers_run`), as the SDK reads them.
 
 Each such text answers the earliest call of the message before it, not answered yet, whose
 name it carries. The file is read as it stands; nothing here changes what Cline wrote.
@@ -102,17 +110,52 @@ def answers(calls: list[Call], blocks: list[Any]) -> Answers:
 
 def _answered_call(text: str, calls: list[Call], answered: set[str]) -> Call | None:
     for call in calls:
-        if call.id not in answered and _answers(text, _described_name(call.name)):
+        if call.id not in answered and _answers(text, call.name):
             return call
     return None
 
 
-def _described_name(name: str) -> str:
-    """The name Cline's description of a call starts with."""
-    return "use_mcp_tool" if MCP_MARK in name else name
+def answers_run(calls: list[Call], run: list[list[Any]]) -> list[Answers]:
+    """How the user messages after `calls` (their blocks, each message's in `run`), up to
+    the next other message, answer those calls: each message's own `Answers`, its indexes
+    within it."""
+    whole = answers(calls, [b for blocks in run for b in blocks])
+    out = []
+    start = 0
+    for blocks in run:
+        end = start + len(blocks)
+        out.append(Answers({i - start: c for i, c in whole.texts.items() if start <= i < end},
+                           {i - start: c for i, c in whole.result_ids.items()
+                            if start <= i < end},
+                           {i - start for i in whole.superseded if start <= i < end}))
+        start = end
+    return out
+
+
+_SUBAGENTS = "use_subagents"
+_SUBAGENT = "use_subagent_"  # a configured sub-agent's tool: use_subagent_<name>
+
+
+def _described_names(name: str) -> tuple[str, ...]:
+    """The names Cline's description of a call starts with."""
+    if MCP_MARK in name:
+        return ("use_mcp_tool",)
+    if name == _SUBAGENTS:
+        return ("subagents",)
+    if name.startswith(_SUBAGENT):
+        return ("subagent:", "subagents")
+    return (name,)
 
 
 def _answers(text: str, name: str) -> bool:
+    """Whether `text` answers a call named `name`: by its description, or as the note that it
+    was not run, which names the tool as Cline ran it."""
+    described = _described_names(name)
+    return any(_answers_as(text, d) for d in described) or any(
+        text.startswith(f"Tool [{n}]{_ALREADY}") for n in (name, *described))
+
+
+def _answers_as(text: str, name: str) -> bool:
     head = f"[{name}"
     if text.startswith(head) and text[len(head):len(head) + 1] in ("]", " "):
         return "] Result:" in text
@@ -120,6 +163,4 @@ def _answers(text: str, name: str) -> bool:
         if text.startswith(prefix):
             rest = text[len(prefix):]
             return rest.startswith(head) and rest[len(head):len(head) + 1] in ("]", " ")
-    if text.startswith(_SKIPPED_OLD[0] + head) and text.endswith(_SKIPPED_OLD[1]):
-        return True
-    return text.startswith(f"Tool [{name}]{_ALREADY}")
+    return text.startswith(_SKIPPED_OLD[0] + head) and text.endswith(_SKIPPED_OLD[1])

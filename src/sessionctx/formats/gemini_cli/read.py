@@ -1,9 +1,12 @@
 """Gemini CLI session JSON: `user` and `gemini` messages read as native messages.
 
-A gemini message's thoughts become thinking blocks and its tool calls toolCall blocks; each
-call's embedded function responses become a toolResult, an error for the error and cancelled
-statuses. A call with no response stays unanswered. info, error and warning messages are kept
-as context rows.
+A gemini message's thoughts (and `thought` parts of its content) become thinking blocks and
+its tool calls toolCall blocks; each call's embedded result becomes a toolResult, an error for
+the error and cancelled statuses: function responses, or text, or one part, as Gemini CLI's
+`convertSessionToClientHistory` sends each (a text result as the response's `output`). A call
+with no result stays unanswered. Content is a string, one part or a list of parts and strings.
+info, error and warning messages are kept as context rows, and so is a user message Gemini CLI
+leaves out when it resumes (a command: its text starts with "/" or "?").
 """
 
 from __future__ import annotations
@@ -47,12 +50,24 @@ def messages_of(document: Any) -> list[Any] | None:
     return None
 
 
-def _parts(content: Any, lost: list[str]) -> list[Obj]:
+def _part_list(content: Any) -> list[Any]:
+    """Content as Gemini CLI's `ensurePartArray` makes it: a string or a part is one part."""
+    if isinstance(content, list):
+        return content
     if isinstance(content, str):
-        return [text_block(content)] if content else []
+        return [content] if content else []
+    return [content] if isinstance(content, dict) else []
+
+
+def _parts(content: Any, lost: list[str]) -> list[Obj]:
     out: list[Obj] = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, dict) and isinstance(part.get("text"), str):
+    for part in _part_list(content):
+        if isinstance(part, str):
+            out.append(text_block(part))
+        elif isinstance(part, dict) and isinstance(part.get("text"), str) and part.get(
+                "thought") is True:
+            out.append({"type": "thinking", "thinking": part["text"]})
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
             out.append(text_block(part["text"]))
         elif isinstance(part, dict) and isinstance(part.get("inlineData"), dict):
             data = part["inlineData"]
@@ -65,7 +80,10 @@ def _parts(content: Any, lost: list[str]) -> list[Obj]:
 
 def _response_content(call: Obj, lost: list[str]) -> list[Obj] | None:
     responses = call.get("result")
-    if not isinstance(responses, list) or not responses:
+    if isinstance(responses, str):
+        return [text_block(responses)] if responses else None
+    responses = _part_list(responses)
+    if not responses:
         return None
     out: list[Obj] = []
     for part in responses:
@@ -85,6 +103,21 @@ def _response_content(call: Obj, lost: list[str]) -> list[Obj] | None:
     return out or None
 
 
+def _command(content: Any) -> bool:
+    """A user message Gemini CLI leaves out of the history it resumes with: a command, told by
+    its text (every part as `partListUnionToString` shows it) starting with "/" or "?"."""
+    head = ""
+    for part in _part_list(content):
+        text = part if isinstance(part, str) else part.get("text") if isinstance(
+            part, dict) else None
+        if not isinstance(text, str):
+            return False  # a part shown as a [label] first: not a command
+        head += text
+        if head.strip():
+            break
+    return head.strip()[:1] in ("/", "?")
+
+
 def read(raw: bytes, path: str | None, document: Any = None,
          progress: Progress | None = None) -> ReadResult:
     """The progress of a JSON document is not reported: it is decoded in one step."""
@@ -100,18 +133,25 @@ def read(raw: bytes, path: str | None, document: Any = None,
             continue
         lost: list[str] = []
         mtype = item.get("type")
-        if mtype == "user":
+        if mtype == "user" and _command(item.get("content")):
+            result.records.append(context_record(item, src, FORMAT, "a command: Gemini CLI "
+                                                 "does not send it when it resumes"))
+        elif mtype == "user":
             result.records.append(message_record(
                 {"role": "user", "content": _parts(item.get("content"), lost)}, src, item,
                 FORMAT))
         elif mtype == "gemini":
             blocks: list[Obj] = []
-            for thought in as_list(item.get("thoughts")):
+            said = _parts(item.get("content"), lost)
+            # thoughts kept beside the content only when the content holds none (Gemini CLI
+            # sends a message's content alone once it holds its thoughts)
+            for thought in [] if any(b["type"] == "thinking" for b in said) else as_list(
+                    item.get("thoughts")):
                 if isinstance(thought, dict):
                     text = "\n".join(str(thought[k]) for k in ("subject", "description")
                                      if thought.get(k))
                     blocks.append({"type": "thinking", "thinking": text})
-            blocks.extend(_parts(item.get("content"), lost))
+            blocks.extend(said)
             calls = [c for c in as_list(item.get("toolCalls")) if isinstance(c, dict)]
             for call in calls:
                 blocks.append({"type": "toolCall", "id": str(call.get("id", "")),

@@ -4,18 +4,18 @@ What reaches the model follows opencode's own conversion (`MessageV2.toModelMess
 user message's `text` parts (not those marked `ignored`), its image and PDF files (stored as
 `data:` URLs: opencode reads a file given by path into one when the message is written) and a
 `subtask` part as the line opencode sends for it; an assistant message's `text`, `reasoning`
-and `tool` parts, a new model message at each `step-start`, each tool part's result after its
-step (`completed`: its output with the images and PDFs attached to it, or "[Old tool result
-content cleared]" once its time is marked `compacted`; `error`: its error, or the partial
-`output` of a call marked `interrupted`). A
-tool part still `pending` or `running` was never answered: it stays a call without a result
-(opencode itself sends it as interrupted). An assistant message that failed is not sent, unless
-it was aborted after writing something. Every other part (step-finish, snapshot, patch,
-agent, …) is bookkeeping and reaches no model. After a compaction (`MessageV2.filterCompacted`)
-the model sees the user message holding the latest `compaction` part whose summary reply
-finished, as "What did we do so far?", and what follows it; a compaction that kept a tail
-(`tail_start_id`) puts the kept messages after its summary reply. The messages not sent are
-context rows.
+(with Anthropic's signature, kept in its metadata) and `tool` parts, a new model message at
+each `step-start`, each tool part's result after its step (`completed`: its output with the
+images and PDFs attached to it, or "[Old tool result content cleared]" once its time is
+marked `compacted`; `error`: its error, or the partial `output` of a call marked
+`interrupted`). A tool part still `pending` or `running` was never answered: it stays a call
+without a result (opencode itself sends it as interrupted). An assistant message that failed
+is not sent, unless it was aborted after writing something. Every other part (step-finish,
+snapshot, patch, agent, …) is bookkeeping and reaches no model. After a compaction
+(`MessageV2.filterCompacted`) the model sees the user message holding the latest `compaction`
+part whose summary reply finished, as "What did we do so far?", and what follows it; a
+compaction that kept a tail (`tail_start_id`) puts the kept messages after its summary reply.
+The messages not sent are context rows.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from sessionctx.changes import Source
+from sessionctx.formats.anthropic.read import assistant_block
 from sessionctx.formats.common import (
     context_record,
     data_url_file,
@@ -33,6 +34,8 @@ from sessionctx.records import ReadResult
 
 FORMAT = "opencode"
 API = "opencode"
+# the API behind an opencode provider whose reasoning sessionctx sends back (its signature)
+_APIS = {"anthropic": "anthropic-messages"}
 Obj = dict[str, Any]
 
 
@@ -158,7 +161,8 @@ def _assistant(msg: Message) -> list[Obj]:
         if not blocks:
             return
         calls = any(b["type"] == "toolCall" for b in blocks)
-        out.append({"role": "assistant", "content": list(blocks), "api": API,
+        out.append({"role": "assistant", "content": list(blocks),
+                    "api": _APIS.get(str(provider), API),
                     "provider": str(provider), "model": str(model),
                     "stopReason": "toolUse" if calls else "stop"})
         out.extend(results)
@@ -172,7 +176,7 @@ def _assistant(msg: Message) -> list[Obj]:
         elif kind == "text" and isinstance(part.get("text"), str):
             blocks.append(text_block(part["text"]))
         elif kind == "reasoning" and isinstance(part.get("text"), str):
-            blocks.append({"type": "thinking", "thinking": part["text"]})
+            blocks.append(_reasoning(part))
         elif kind == "tool":
             state = _obj(part.get("state"))
             cid, name = str(part.get("callID", "")), str(part.get("tool", ""))
@@ -187,6 +191,20 @@ def _assistant(msg: Message) -> list[Obj]:
                                 "isError": failed})
     flush()
     return out
+
+
+def _reasoning(part: Obj) -> Obj:
+    """A reasoning part, with what Anthropic needs to take it back: opencode keeps the
+    provider's metadata of the part (`metadata.anthropic`: its `signature`, or a redacted
+    block's `redactedData`), read as the Anthropic block it came from."""
+    anthropic = _obj(_obj(part.get("metadata")).get("anthropic"))
+    if isinstance(anthropic.get("redactedData"), str):
+        stored: Obj = {"type": "redacted_thinking", "data": anthropic["redactedData"]}
+    else:
+        stored = {"type": "thinking", "thinking": part["text"]}
+        if isinstance(anthropic.get("signature"), str):
+            stored["signature"] = anthropic["signature"]
+    return assistant_block(stored, []) or {"type": "thinking", "thinking": part["text"]}
 
 
 def _result(state: Obj) -> tuple[Any, bool, list[Obj]] | None:
