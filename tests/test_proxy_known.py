@@ -78,3 +78,29 @@ def test_a_body_spelt_otherwise_is_checked_whole(spacing, monkeypatch):
         post(proxy.url, "/v1/messages", again)
     assert [up.raw(i) for i in range(len(up.requests))] == [first, again]
     assert calls == ([1] if spacing is None else [])  # other spacing: other bytes, no match
+
+
+def test_a_body_checked_whole_is_split_once(monkeypatch):
+    """The split `valid` made of a body it could not vouch for is the one `remember` keeps
+    for the same bytes; other bytes are split anew."""
+    from sessionctx.proxy import known as module
+    splits: list[bytes] = []
+    real = module._split
+
+    def counted(raw: bytes, key: str) -> Any:
+        splits.append(raw)
+        return real(raw, key)
+
+    monkeypatch.setattr(module, "_split", counted)
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8,
+                            "messages": [*_turns(2), {"role": "user", "content": "go"}]}
+    known = module.Known()
+    raw = json.dumps(body).encode()
+    assert not known.valid("anthropic", None, raw)
+    known.remember("anthropic", None, raw, body)
+    assert splits == [raw]
+    assert known.valid("anthropic", None, bytes(bytearray(raw)))  # remembered: the same bytes
+    other = json.dumps(body, indent=1).encode()
+    known.remember("anthropic", None, other, body)  # not the body `valid` last split
+    assert splits == [raw, other]
+    assert known.valid("anthropic", None, bytes(bytearray(other)))
