@@ -152,3 +152,19 @@ def test_each_sdk_resumes_a_refused_history_through_run(tmp_path, sdk, stream):
     assert not [w for w in ('"t1"', "tool_use", "tool_calls", "function_call", "functionCall",
                             "functionResponse") if w in sent]
     assert "1 repaired" in done.stderr and "1 pending call removed" in done.stderr
+
+
+def test_the_proxy_runs_on_uvloop_where_it_is_installed(monkeypatch):
+    uvloop = pytest.importorskip("uvloop")
+    from sessionctx.proxy.server import new_loop
+    loop = new_loop()
+    try:
+        assert isinstance(loop, uvloop.Loop)
+    finally:
+        loop.close()
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as where it is not installed
+    loop = new_loop()
+    try:
+        assert not isinstance(loop, uvloop.Loop) and type(loop).__module__.startswith("asyncio")
+    finally:
+        loop.close()
