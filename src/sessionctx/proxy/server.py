@@ -79,6 +79,7 @@ class _Outgoing:
     fixed: RepairedRequest | None = None
     reactive: bool = False
     overhead: float = 0.0  # seconds spent checking and repairing
+    valid: dict[str, Any] | None = None  # the body decoded, found valid whole: to remember
 
 
 def make_app(settings: Settings) -> web.Application:
@@ -135,7 +136,15 @@ class _Proxy:
                 notes.append(STATE_NOTE)
             elif decoded is not None:
                 out = await self._checked(where, raw, decoded)
-        return await self._send(request, where, base, out, notes)
+        response = await self._send(request, where, base, out, notes)
+        if out.valid is not None and where.api is not None:
+            # after the answer: the client waits for the check, not for the memory of it
+            args = (where.api, where.model, raw, out.valid)
+            if len(raw) > OFF_LOOP:
+                await asyncio.to_thread(self.known.remember, *args)
+            else:
+                self.known.remember(*args)
+        return response
 
     async def _known(self, api: str, model: str | None, raw: bytes) -> bool:
         """Whether the body is valid by the bodies already checked (a repeat or an extension
@@ -151,11 +160,8 @@ class _Proxy:
         api, model, note = where.api, where.model, self.s.note_unpaired
 
         def check() -> RepairedRequest:
-            fixed = repair_request(api, body, model=model, note_unpaired=note, force=force,
-                                   drop_signatures=signatures, from_text=True)
-            if not fixed.changed and not fixed.violations and not force:
-                self.known.remember(api, model, raw, body)
-            return fixed
+            return repair_request(api, body, model=model, note_unpaired=note, force=force,
+                                  drop_signatures=signatures, from_text=True)
 
         try:
             fixed = await asyncio.to_thread(check) if len(raw) > OFF_LOOP else check()
@@ -163,7 +169,8 @@ class _Proxy:
             self._say(f"sessionctx proxy: could not check a {api} request ({exc!r}); sent as is")
             return _Outgoing(raw, overhead=time.perf_counter() - start)
         if not fixed.changed:
-            return _Outgoing(raw, overhead=time.perf_counter() - start)
+            valid = body if not fixed.violations and not force else None
+            return _Outgoing(raw, overhead=time.perf_counter() - start, valid=valid)
         data = msgspec.json.encode(fixed.body)
         return _Outgoing(data, fixed, force, time.perf_counter() - start)
 
