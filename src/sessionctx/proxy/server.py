@@ -123,7 +123,7 @@ class _Proxy:
         if oauth_refused(request.headers, base):
             return _error(403, where, "sessionctx proxy does not forward a Claude subscription "
                           f"token to {base}: it is meant for https://api.anthropic.com only")
-        raw = await request.read()
+        raw = await _read(request)
         out = _Outgoing(raw)
         notes: list[str] = []
         if where.api is not None and raw and "content-encoding" not in request.headers:
@@ -309,6 +309,20 @@ class _Proxy:
     def _say(self, text: str) -> None:
         if not self.s.quiet:
             print(text, file=sys.stderr, flush=True)
+
+
+async def _read(request: web.Request) -> bytes:
+    """The body, joined once from the chunks as they came (aiohttp's `read` joins what is
+    buffered, grows a bytearray and copies that: about 4 ms more CPU for a 10 MB body); one
+    over MAX_BODY is refused with 413 before anything goes upstream."""
+    chunks: list[bytes] = []
+    size = 0
+    async for data, _ in request.content.iter_chunks():
+        size += len(data)
+        if size > MAX_BODY:
+            raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY, actual_size=size)
+        chunks.append(data)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _decode(raw: bytes) -> dict[str, Any] | None:
