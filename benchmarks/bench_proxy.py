@@ -1,18 +1,18 @@
 """The latency `sessionctx proxy` adds beside LiteLLM's proxy, on the same stub and bodies.
 
-Three processes besides this one: a stub upstream (tests/strict_stub.py), sessionctx's
-proxy and LiteLLM's proxy (`litellm[proxy]`, one worker, no database, its native
-`/v1/messages` route, configured for the same stub). For each body size (10 KB, 1 MB, 10 MB of
-a valid Anthropic request), streaming and not, the three paths take turns: direct, sessionctx,
-LiteLLM, each request's added latency is proxied − direct of the same round. Prints p50/p99 of
-the added latency and sessionctx's ratio to LiteLLM's; then 8 concurrent 1 MB requests per
-side (requests per second and the ratio); then a repaired 1 MB request (an unanswered call)
-against one build of the same history, in process (goal: <= 2x). Three more lines at 1 MB: the
-same conversation with a turn more each request (what agents send), the same for an OpenAI
-Responses conversation (a Codex loop: a step of reasoning, call and output more each request,
-on `/v1/responses`), and bodies of conversations never seen before (checked whole). Then the
-CPU time each proxy process spends per 1 MB request of each kind (Linux), which a busy machine
-does not blur as it does wall time.
+Three processes besides this one: a stub upstream (tests/strict_stub.py), sessionctx's proxy
+and LiteLLM's proxy (`litellm[proxy]`, one worker, no database, its native `/v1/messages`
+route, configured for the same stub). For each body size (10 KB, 1 MB, 10 MB of a valid
+Anthropic request), streaming and not, the three paths take turns: direct, sessionctx, LiteLLM,
+the order turning each round, each request sent once the three servers are idle; each request's
+added latency is proxied − direct of the same round. Prints p50/p99 of the added latency and
+sessionctx's ratio to LiteLLM's; then 8 concurrent 1 MB requests per side (requests per second
+and the ratio); then a repaired 1 MB request (an unanswered call) against one build of the same
+history, in process (goal: <= 2x). Three more lines at 1 MB: the same conversation with a turn
+more each request (what agents send), the same for an OpenAI Responses conversation (a Codex
+loop: a step of reasoning, call and output more each request, on `/v1/responses`), and bodies
+of conversations never seen before (checked whole). Then the CPU time each proxy process spends
+per 1 MB request of each kind (Linux), which a busy machine does not blur as it does wall time.
 
 Run: .venv/bin/python benchmarks/bench_proxy.py [rounds] [sizes]
      rounds: default 40 (10 MB: a quarter); sizes: bytes, comma-separated (default
@@ -156,16 +156,21 @@ def _pct(values: list[float], q: float) -> float:
 async def _row(s: aiohttp.ClientSession, urls: tuple[str, str, str], label: str,
                bodies: list[bytes], path: str = "/v1/messages") -> None:
     """One line of the table: each body sent direct, through sessionctx and through LiteLLM
-    in turn (the first two of `bodies` warm up)."""
-    direct, ours, theirs = urls
+    in turn, the order turning each round so that no path always follows another (what one
+    leaves running after its answer, such as LiteLLM's logging, falls on each in turn), and
+    each request sent once the three servers are idle (`_settle`); the first two of `bodies`
+    warm up."""
+    names = ("direct", "ours", "theirs")
     added: dict[str, list[float]] = {"ours": [], "theirs": []}
     for i, data in enumerate(bodies):
-        base = await _one(s, direct, data, path)
-        ours_added = (await _one(s, ours, data, path) - base) * 1000
-        theirs_added = (await _one(s, theirs, data, path) - base) * 1000
+        took: dict[str, float] = {}
+        for k in range(3):
+            name = names[(i + k) % 3]
+            await _settle()
+            took[name] = await _one(s, urls[names.index(name)], data, path)
         if i >= 2:
-            added["ours"].append(ours_added)
-            added["theirs"].append(theirs_added)
+            for name in added:
+                added[name].append((took[name] - took["direct"]) * 1000)
     o50, o99 = _pct(added["ours"], .5), _pct(added["ours"], .99)
     t50, t99 = _pct(added["theirs"], .5), _pct(added["theirs"], .99)
     print(f"{label:>13} | {o50:8.2f} / {o99:8.2f}           | {t50:8.2f} / {t99:8.2f}        | "
@@ -200,6 +205,23 @@ async def measure(direct: str, ours: str, theirs: str, rounds: int,
                 await asyncio.gather(*(_one(s, url, data) for _ in range(8)))
             rate = count / (time.perf_counter() - start)
             print(f"8 concurrent 1 MB requests: {name} {rate:.1f} requests/s")
+
+
+SERVERS: list[int] = []  # the stub's and both proxies' process ids, for _settle
+
+
+async def _settle(limit: float = 1.0) -> None:
+    """Waits (up to `limit` s) until no server process has used CPU time for two clock ticks
+    running: work one leaves running after an answer does not land on the next request."""
+    if not SERVERS or not Path(f"/proc/{SERVERS[0]}/stat").exists():
+        return
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    deadline, still = time.monotonic() + limit, 0
+    used = sum(_cpu_ms(p) for p in SERVERS)
+    while still < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(tick)
+        now = sum(_cpu_ms(p) for p in SERVERS)
+        still, used = (still + 1 if now == used else 0), now
 
 
 def _cpu_ms(pid: int) -> float:
@@ -301,6 +323,7 @@ def main() -> None:
         try:
             for port in (stub, ours, theirs):
                 asyncio.run(_ready(f"http://127.0.0.1:{port}/health"))
+            SERVERS[:] = [p.pid for p in procs]
             asyncio.run(measure(direct, f"http://127.0.0.1:{ours}",
                                 f"http://127.0.0.1:{theirs}", rounds, sizes))
             if 1_000_000 in sizes:

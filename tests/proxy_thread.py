@@ -1,5 +1,6 @@
-"""The proxy on an event loop of its own in a thread, as `sessionctx run` runs it, every
-provider's upstream at one base URL (the strict stub's, tests/strict_stub.py)."""
+"""The proxy on an event loop of its own in a thread, as `sessionctx run` runs it (uvloop's
+where it is installed, as there), every provider's upstream at one base URL (the strict
+stub's, tests/strict_stub.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
-from sessionctx.proxy.server import Settings, Totals, serve
+from sessionctx.proxy.server import Settings, Totals, new_loop, serve
 from tests.strict_stub import in_thread
 
 
@@ -40,7 +41,7 @@ def running_proxy(base: str, store: str | None = None, *,
 
         return RunningProxy(f"http://127.0.0.1:{port}", settings.totals, loop), stop
 
-    with in_thread(begin) as running:
+    with in_thread(begin, new_loop) as running:
         yield running
 
 

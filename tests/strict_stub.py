@@ -267,11 +267,12 @@ T = TypeVar("T")
 
 
 @contextmanager
-def in_thread(begin: Callable[[], Awaitable[tuple[T, Callable[[], Awaitable[None]]]]]
+def in_thread(begin: Callable[[], Awaitable[tuple[T, Callable[[], Awaitable[None]]]]],
+              new_loop: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop,
               ) -> Iterator[T]:
-    """Runs `begin` on an event loop of its own in a daemon thread; yields what it returned,
-    and afterwards runs the stop it returned and closes the loop."""
-    loop = asyncio.new_event_loop()
+    """Runs `begin` on an event loop of its own (made by `new_loop`) in a daemon thread;
+    yields what it returned, and afterwards runs the stop it returned and closes the loop."""
+    loop = new_loop()
     result: list[Any] = []
     ready = threading.Event()
 

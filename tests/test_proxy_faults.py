@@ -98,6 +98,32 @@ def test_a_32_mb_body_passes_byte_for_byte(wire):
     assert status == 200 and up.raw() == big
 
 
+def test_a_body_in_chunks_passes_byte_for_byte_and_one_over_the_limit_is_refused(wire,
+                                                                                 monkeypatch):
+    up, proxy, _ = wire
+    data = json.dumps({**VALID, "messages": [{"role": "user", "content": "é" * 300_000}]},
+                      ensure_ascii=False).encode()
+    host, port = proxy.url.removeprefix("http://").split(":")
+
+    def chunked(path: str) -> int:
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        try:  # Transfer-Encoding: chunked, in pieces of 64 KB
+            conn.request("POST", path, body=iter([data[i:i + 65536]
+                                                   for i in range(0, len(data), 65536)]),
+                         headers={"content-type": "application/json", "x-api-key": "k"},
+                         encode_chunked=True)
+            response = conn.getresponse()
+            response.read()
+            return response.status
+        finally:
+            conn.close()
+
+    assert chunked("/v1/messages") == 200 and up.raw() == data
+    monkeypatch.setattr("sessionctx.proxy.server.MAX_BODY", len(data) - 1)
+    sent = len(up.requests)
+    assert chunked("/v1/messages") == 413 and len(up.requests) == sent  # nothing went upstream
+
+
 def test_malformed_json_gets_the_upstreams_own_answer(wire):
     up, proxy, _ = wire
     status, _headers, data = post(proxy.url, "/v1/messages", b'{"messages": [')

@@ -78,3 +78,50 @@ def test_a_body_spelt_otherwise_is_checked_whole(spacing, monkeypatch):
         post(proxy.url, "/v1/messages", again)
     assert [up.raw(i) for i in range(len(up.requests))] == [first, again]
     assert calls == ([1] if spacing is None else [])  # other spacing: other bytes, no match
+
+
+def test_a_body_checked_whole_is_split_once(monkeypatch):
+    """The split `valid` made of a body it could not vouch for is the one `remember` keeps
+    for the same bytes; other bytes are split anew."""
+    from sessionctx.proxy import known as module
+    splits: list[bytes] = []
+    real = module._split
+
+    def counted(raw: bytes, key: str) -> Any:
+        splits.append(raw)
+        return real(raw, key)
+
+    monkeypatch.setattr(module, "_split", counted)
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8,
+                            "messages": [*_turns(2), {"role": "user", "content": "go"}]}
+    known = module.Known()
+    raw = json.dumps(body).encode()
+    assert not known.valid("anthropic", None, raw)
+    known.remember("anthropic", None, raw, body)
+    assert splits == [raw]
+    assert known.valid("anthropic", None, bytes(bytearray(raw)))  # remembered: the same bytes
+    other = json.dumps(body, indent=1).encode()
+    known.remember("anthropic", None, other, body)  # not the body `valid` last split
+    assert splits == [raw, other]
+    assert known.valid("anthropic", None, bytes(bytearray(other)))
+
+
+def test_a_valid_body_is_remembered_after_it_went_upstream(monkeypatch):
+    """The client waits for the check, not for the memory of its verdict."""
+    from sessionctx.proxy.known import Known
+    upstream_had: list[int] = []
+    real = Known.remember
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8,
+                            "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
+                            "messages": [*_turns(2), {"role": "user", "content": "go"}]}
+    raw = json.dumps(body).encode()
+    with serve() as up, running_proxy(up.url) as proxy:
+        def remember(self: Known, *args: Any) -> None:
+            upstream_had.append(len(up.requests))
+            real(self, *args)
+
+        monkeypatch.setattr(Known, "remember", remember)
+        for _ in range(2):
+            assert post(proxy.url, "/v1/messages", raw)[0] == 200
+    assert upstream_had == [1]  # once, after the first went upstream; the second was known
+    assert [up.raw(i) for i in range(2)] == [raw, raw]

@@ -168,3 +168,19 @@ def test_goose_gets_its_provider_hosts_pointed_at_the_proxy(tmp_path):
     assert got.upstreams == ["openai=http://127.0.0.1:9", "anthropic=http://127.0.0.1:8"]
     other = plan(["python", "x.py"], {"HOME": str(tmp_path / "home")}, 4000)
     assert "OPENAI_HOST" not in other.env  # set for Goose, or where it was set already
+
+
+def test_the_proxy_runs_on_uvloop_where_it_is_installed(monkeypatch):
+    uvloop = pytest.importorskip("uvloop")
+    from sessionctx.proxy.server import new_loop
+    loop = new_loop()
+    try:
+        assert isinstance(loop, uvloop.Loop)
+    finally:
+        loop.close()
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as where it is not installed
+    loop = new_loop()
+    try:
+        assert not isinstance(loop, uvloop.Loop) and type(loop).__module__.startswith("asyncio")
+    finally:
+        loop.close()

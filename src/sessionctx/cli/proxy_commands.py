@@ -51,7 +51,7 @@ def proxy(ctx: click.Context, port: int, host: str, upstream: tuple[str, ...],
     settings = _settings(upstream, store, note_unpaired, log_bodies)
     import asyncio
 
-    from sessionctx.proxy.server import serve
+    from sessionctx.proxy.server import new_loop, serve
 
     async def started() -> None:
         loop = asyncio.get_running_loop()
@@ -63,7 +63,8 @@ def proxy(ctx: click.Context, port: int, host: str, upstream: tuple[str, ...],
         await task
 
     try:
-        asyncio.run(started())
+        with asyncio.Runner(loop_factory=new_loop) as runner:
+            runner.run(started())
     except KeyboardInterrupt:
         pass
     except OSError as exc:
@@ -107,8 +108,8 @@ def run(upstream: tuple[str, ...], store: str | None, note_unpaired: bool, log_b
     child = plan(list(command), dict(os.environ), port)
     settings = _settings((*child.upstreams, *upstream), store, note_unpaired, log_bodies,
                          quiet=True)
-    from sessionctx.proxy.server import serve
-    loop = asyncio.new_event_loop()
+    from sessionctx.proxy.server import new_loop, serve
+    loop = new_loop()
     ready: asyncio.Future[int] = loop.create_future()
     task = loop.create_task(serve(settings, "127.0.0.1", port, ready))
     thread = threading.Thread(target=_run_loop, args=(loop, task), daemon=True)

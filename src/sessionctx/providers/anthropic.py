@@ -19,6 +19,7 @@ from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
 
 CACHE = "cache_control"
+_THINKING = ("thinking", "redacted_thinking")
 CACHE_REMOVED = ChangeKind.CACHE_REMOVED
 _MB = 1024 * 1024
 
@@ -124,15 +125,18 @@ def _breakpoints(body: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]
     for i, m in enumerate(messages if isinstance(messages, list) else []):
         content = m.get("content") if isinstance(m, dict) else None
         for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict):
-                found.extend((marked, i) for marked in _marked(block))
+            marked = _marked(block) if isinstance(block, dict) else None
+            if marked:
+                found.extend((b, i) for b in marked)
     return found
 
 
 def _marked(block: dict[str, Any]) -> list[dict[str, Any]]:
     """The block if it holds a cache breakpoint, and those of a tool_result's content."""
+    if block.get("type") != "tool_result":
+        return [block] if CACHE in block else []
     found = [block] if CACHE in block else []
-    inner = block.get("content") if block.get("type") == "tool_result" else None
+    inner = block.get("content")
     for nested in inner if isinstance(inner, list) else []:
         if isinstance(nested, dict) and CACHE in nested:
             found.append(nested)
@@ -176,49 +180,54 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     images = 0
     expect: list[str] = []
     for i, m in enumerate(messages):
-        path = f"messages[{i}]"
         role = m.get("role")
         content = m.get("content")
         if role not in ("user", "assistant") and not (role == "system" and cap.mid_system):
-            out.append(Violation(f"{path}.role", f"role {role!r} is not supported on this model"))
+            out.append(Violation(f"messages[{i}].role", f"role {role!r} is not supported on "
+                                 "this model"))
         if i == 0 and role != "user":
-            out.append(Violation(path, "the first message must be a user message"))
+            out.append(Violation(f"messages[{i}]", "the first message must be a user message"))
         if not isinstance(content, list) or not content:
             if role != "assistant" or i != len(messages) - 1:
-                out.append(Violation(f"{path}.content", "messages must have non-empty content "
-                                     "except for the optional final assistant message"))
+                out.append(Violation(f"messages[{i}].content", "messages must have non-empty "
+                                     "content except for the optional final assistant message"))
             content = content if isinstance(content, list) else []
         if role == "system":
             prev = messages[i - 1] if i else None
             if prev is None or prev.get("role") != "user":
-                out.append(Violation(path, "a system message must follow a user turn"))
-        results = [b.get("tool_use_id") for b in content if b.get("type") == "tool_result"]
+                out.append(Violation(f"messages[{i}]", "a system message must follow a user "
+                                     "turn"))
+        kinds = [b.get("type") for b in content]
+        results: list[Any] = []
         leading = 0
-        while leading < len(content) and content[leading].get("type") == "tool_result":
-            leading += 1
+        if "tool_result" in kinds:
+            results = [b.get("tool_use_id") for b, k in zip(content, kinds, strict=True)
+                       if k == "tool_result"]
+            while leading < len(kinds) and kinds[leading] == "tool_result":
+                leading += 1
         if expect:
             if role != "user" or sorted(str(r) for r in results[:leading]) != sorted(expect) \
                     or leading != len(expect):
-                out.append(Violation(path, "tool_use ids were found without tool_result blocks "
-                                     f"immediately after: {', '.join(expect)}; Did not find "
-                                     f"{len(expect)} tool_result block(s) at the beginning of "
-                                     "this message"))
+                out.append(Violation(f"messages[{i}]", "tool_use ids were found without "
+                                     "tool_result blocks immediately after: "
+                                     f"{', '.join(expect)}; Did not find {len(expect)} "
+                                     "tool_result block(s) at the beginning of this message"))
         elif results:
-            out.append(Violation(path, "unexpected tool_use_id found in tool_result blocks: "
-                                 f"{', '.join(map(str, results))}"))
+            out.append(Violation(f"messages[{i}]", "unexpected tool_use_id found in tool_result "
+                                 f"blocks: {', '.join(map(str, results))}"))
         if leading < len(results):
-            out.append(Violation(path, "tool_result blocks must come first in the content"))
+            out.append(Violation(f"messages[{i}]", "tool_result blocks must come first in the "
+                                 "content"))
         expect = []
-        thinking = [b for b in content if b.get("type") in ("thinking", "redacted_thinking")]
-        if thinking and content[0].get("type") not in ("thinking", "redacted_thinking"):
-            out.append(Violation(f"{path}.content[0]", "If an assistant message contains any "
-                                 "thinking blocks, the first block must be thinking"))
-        if content and content[-1].get("type") in ("thinking", "redacted_thinking"):
-            out.append(Violation(path, "The final block in an assistant message cannot be "
-                                 "thinking"))
+        if kinds and kinds[0] not in _THINKING and ("thinking" in kinds or
+                                                   "redacted_thinking" in kinds):
+            out.append(Violation(f"messages[{i}].content[0]", "If an assistant message contains "
+                                 "any thinking blocks, the first block must be thinking"))
+        if kinds and kinds[-1] in _THINKING:
+            out.append(Violation(f"messages[{i}]", "The final block in an assistant message "
+                                 "cannot be thinking"))
         for j, b in enumerate(content):
-            bpath = f"{path}.content[{j}]"
-            images += _check_block(b, bpath, role, cap, pattern, seen, out, expect)
+            images += _check_block(b, kinds[j], (i, j), role, cap, pattern, seen, out, expect)
     if cap.max_images is not None and images > cap.max_images:
         out.append(Violation("messages", f"{images} images is over the limit of "
                              f"{cap.max_images} per request"))
@@ -229,73 +238,83 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     return out
 
 
-def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
+def _check_block(b: dict[str, Any], kind: Any, at: tuple[int, ...], role: Any, cap: Capability,
                  pattern: re.Pattern[str], seen: set[str], out: list[Violation],
                  expect: list[str]) -> int:
-    kind = b.get("type")
+    """The rules of one block (`kind`: its type) at `at` (message, block, inner block): its
+    images count; its path is written only for a violation."""
     images = 0
     if kind == "text":
-        if not isinstance(b.get("text"), str) or not b["text"].strip():
-            out.append(Violation(path, "text content blocks must contain non-whitespace text"))
+        text = b.get("text")
+        if not isinstance(text, str) or not text or text.isspace():  # no copy, as strip makes
+            out.append(Violation(_path(at), "text content blocks must contain non-whitespace "
+                                 "text"))
     elif kind == "image":
         images = 1
         if role == "assistant":
-            out.append(Violation(path, "'image' blocks are not permitted within assistant turns"))
+            out.append(Violation(_path(at), "'image' blocks are not permitted within "
+                                 "assistant turns"))
         media = b.get("source", {}).get("media_type")
         if media not in cap.image_types:
-            out.append(Violation(path, f"image media_type {media!r} is not accepted"))
+            out.append(Violation(_path(at), f"image media_type {media!r} is not accepted"))
         data = b.get("source", {}).get("data")
         if cap.max_image_base64 is not None and isinstance(data, str) and \
                 len(data) > cap.max_image_base64:
-            out.append(Violation(f"{path}.source.data", f"image exceeds {cap.max_image_base64} "
-                                 f"bytes of base64: {len(data)}"))
+            out.append(Violation(f"{_path(at)}.source.data", f"image exceeds "
+                                 f"{cap.max_image_base64} bytes of base64: {len(data)}"))
     elif kind == "document":
         source = b.get("source")
         kinds = (source.get("type"), source.get("media_type")) if isinstance(source, dict) \
             else None
         if role == "assistant":
-            out.append(Violation(path, "'document' blocks are not permitted within assistant "
-                                 "turns"))
+            out.append(Violation(_path(at), "'document' blocks are not permitted within "
+                                 "assistant turns"))
         if kinds not in (("base64", "application/pdf"), ("text", "text/plain")):
-            out.append(Violation(path, "a document is a base64 application/pdf or a text/plain "
-                                 "source"))
+            out.append(Violation(_path(at), "a document is a base64 application/pdf or a "
+                                 "text/plain source"))
     elif kind == "tool_use":
         tid = b.get("id")
         if role != "assistant":
-            out.append(Violation(path, "tool_use blocks belong to assistant messages"))
+            out.append(Violation(_path(at), "tool_use blocks belong to assistant messages"))
         if not isinstance(tid, str) or not pattern.fullmatch(tid) or len(tid) > cap.id_max_len:
-            out.append(Violation(f"{path}.id", f"tool_use.id: String should match pattern "
+            out.append(Violation(_path(at) + ".id", f"tool_use.id: String should match pattern "
                                  f"'{cap.id_pattern}' (at most {cap.id_max_len} characters)"))
         elif tid in seen:
-            out.append(Violation(f"{path}.id", "tool_use ids must be unique"))
+            out.append(Violation(_path(at) + ".id", "tool_use ids must be unique"))
         if isinstance(tid, str):
             seen.add(tid)
             expect.append(tid)
         if not isinstance(b.get("input"), dict):
-            out.append(Violation(f"{path}.input", "input must be a JSON object"))
+            out.append(Violation(_path(at) + ".input", "input must be a JSON object"))
         name = b.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name):
-            out.append(Violation(f"{path}.name", "tool name must match ^[a-zA-Z0-9_-]{1,64}$"))
+            out.append(Violation(_path(at) + ".name", "tool name must match "
+                                 "^[a-zA-Z0-9_-]{1,64}$"))
     elif kind == "tool_result":
         content = b.get("content")
         if content is not None and not isinstance(content, str | list):
-            out.append(Violation(f"{path}.content", "content must be a string or blocks"))
+            out.append(Violation(_path(at) + ".content", "content must be a string or blocks"))
         for k, inner in enumerate(content if isinstance(content, list) else []):
             if not isinstance(inner, dict):
-                out.append(Violation(f"{path}.content[{k}]", "a content block must be an "
-                                     "object"))
+                out.append(Violation(_path((*at, k)), "a content block must be an object"))
                 continue
-            images += _check_block(inner, f"{path}.content[{k}]", role, cap, pattern, seen, out,
-                                   [])
+            images += _check_block(inner, inner.get("type"), (*at, k), role, cap, pattern, seen,
+                                   out, [])
     elif kind == "thinking":
         if role != "assistant" or not b.get("signature"):
-            out.append(Violation(f"{path}.signature", "thinking.signature: Field required"))
+            out.append(Violation(_path(at) + ".signature", "thinking.signature: Field "
+                                 "required"))
     elif kind == "redacted_thinking":
         if not b.get("data"):
-            out.append(Violation(f"{path}.data", "redacted_thinking.data: Field required"))
+            out.append(Violation(_path(at) + ".data", "redacted_thinking.data: Field required"))
     else:
-        out.append(Violation(path, f"unsupported block type {json.dumps(kind)}"))
+        out.append(Violation(_path(at), f"unsupported block type {json.dumps(kind)}"))
     return images
+
+
+def _path(at: tuple[int, ...]) -> str:
+    """A block's path in the body: messages[i].content[j], and .content[k] within a result."""
+    return f"messages[{at[0]}]" + "".join(f".content[{k}]" for k in at[1:])
 
 
 # ---------------------------------------------------------------- tools and settings

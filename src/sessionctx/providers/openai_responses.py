@@ -134,45 +134,45 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     calls: dict[str, int] = {}
     answered: set[str] = set()
     for i, item in enumerate(items):
-        path = f"input[{i}]"
-        kind = item.get("type")
-        nxt = items[i + 1] if i + 1 < len(items) else None
+        kind = item.get("type")  # a path is written only for a violation
         if kind == "function_call":
             cid = item.get("call_id")
             if not isinstance(cid, str) or len(cid) > cap.id_max_len or not pattern.fullmatch(cid):
-                out.append(Violation(f"{path}.call_id", "string too long or invalid: expected "
+                out.append(Violation(f"input[{i}].call_id", "string too long or invalid: expected "
                                      f"at most {cap.id_max_len} characters"))
             elif cid in calls:
-                out.append(Violation(f"{path}.call_id", f"duplicate call_id {cid}"))
+                out.append(Violation(f"input[{i}].call_id", f"duplicate call_id {cid}"))
             else:
                 calls[cid] = i
-            _check_args(item.get("arguments"), path, out)
+            _check_args(item.get("arguments"), i, out)
             if item.get("id") is not None and not _after_reasoning(items, i):
-                out.append(Violation(f"{path}.id", f"Item '{item['id']}' of type "
+                out.append(Violation(f"input[{i}].id", f"Item '{item['id']}' of type "
                                      "'function_call' was provided without its required "
                                      "'reasoning' item"))
         elif kind == "function_call_output":
             cid = item.get("call_id")
             if cid not in calls:
-                out.append(Violation(path, "No tool call found for function call output with "
-                                     f"call_id {cid}"))
+                out.append(Violation(f"input[{i}]", "No tool call found for function call "
+                                     f"output with call_id {cid}"))
             elif cid in answered:
-                out.append(Violation(path, f"second output for call_id {cid}"))
+                out.append(Violation(f"input[{i}]", f"second output for call_id {cid}"))
             answered.add(str(cid))
-            _check_output(item.get("output"), path, out)
+            _check_output(item.get("output"), i, out)
         elif kind == "reasoning":
             if not item.get("encrypted_content") and not str(item.get("id", "")).startswith("rs_"):
-                out.append(Violation(path, "reasoning items need their id and encrypted_content"))
-            if nxt is None or not _model_item(nxt):
-                out.append(Violation(path, f"Item '{item.get('id')}' of type 'reasoning' was "
-                                     "provided without its required following item"))
+                out.append(Violation(f"input[{i}]", "reasoning items need their id and "
+                                     "encrypted_content"))
+            if i + 1 == len(items) or not _model_item(items[i + 1]):
+                out.append(Violation(f"input[{i}]", f"Item '{item.get('id')}' of type "
+                                     "'reasoning' was provided without its required following "
+                                     "item"))
         elif kind == "message":
-            _check_message(item, path, out)
+            _check_message(item, i, out)
         elif kind in SERVER_ITEM_TYPES:
             if not isinstance(item.get("id"), str) or not item["id"]:
-                out.append(Violation(f"{path}.id", f"an item of type {kind!r} needs its id"))
+                out.append(Violation(f"input[{i}].id", f"an item of type {kind!r} needs its id"))
         else:
-            out.append(Violation(path, f"unsupported item type {kind!r}"))
+            out.append(Violation(f"input[{i}]", f"unsupported item type {kind!r}"))
     for cid, at in calls.items():
         if cid not in answered:
             out.append(Violation(f"input[{at}]", f"No tool output found for function call {cid}"))
@@ -198,50 +198,50 @@ def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
     return j >= 0 and items[j].get("type") == "reasoning"
 
 
-def _check_args(args: Any, path: str, out: list[Violation]) -> None:
+def _check_args(args: Any, i: int, out: list[Violation]) -> None:
     why = ""
     try:
         ok = isinstance(args, str) and isinstance(decoding.parse_text(args), dict)
     except decoding.Malformed as exc:
         ok, why = False, f" ({exc.reason})"
     if not ok:
-        out.append(Violation(f"{path}.arguments",
+        out.append(Violation(f"input[{i}].arguments",
                              f"arguments must be a JSON object string{why}"))
 
 
-def _check_output(output: Any, path: str, out: list[Violation]) -> None:
+def _check_output(output: Any, i: int, out: list[Violation]) -> None:
     if isinstance(output, str):
         return
     if not isinstance(output, list):
-        out.append(Violation(f"{path}.output", "output must be a string or a list of parts"))
+        out.append(Violation(f"input[{i}].output", "output must be a string or a list of parts"))
         return
     for j, p in enumerate(output):
         if p.get("type") not in ("input_text", "input_image", "input_file"):
-            out.append(Violation(f"{path}.output[{j}]", f"unsupported part {p.get('type')!r}"))
+            out.append(Violation(f"input[{i}].output[{j}]", f"unsupported part {p.get('type')!r}"))
 
 
-def _check_message(item: dict[str, Any], path: str, out: list[Violation]) -> None:
+def _check_message(item: dict[str, Any], i: int, out: list[Violation]) -> None:
     role = item.get("role")
     content = item.get("content")
     if role not in ("user", "assistant", "system", "developer"):
-        out.append(Violation(f"{path}.role", f"unknown role {role!r}"))
+        out.append(Violation(f"input[{i}].role", f"unknown role {role!r}"))
     if isinstance(content, str):
         if not content.strip():
-            out.append(Violation(f"{path}.content", "empty message content"))
+            out.append(Violation(f"input[{i}].content", "empty message content"))
         return
     if not isinstance(content, list) or not content:
-        out.append(Violation(f"{path}.content", "message content must not be empty"))
+        out.append(Violation(f"input[{i}].content", "message content must not be empty"))
         return
     for j, p in enumerate(content):
         kind = p.get("type")
         if kind in ("input_image", "input_file") and role != "user":
-            out.append(Violation(f"{path}.content[{j}]", "images and files only in user "
+            out.append(Violation(f"input[{i}].content[{j}]", "images and files only in user "
                                  "messages"))
         elif kind == "input_text":
             if not str(p.get("text", "")).strip():
-                out.append(Violation(f"{path}.content[{j}]", "empty text part"))
+                out.append(Violation(f"input[{i}].content[{j}]", "empty text part"))
         elif kind not in ("input_image", "input_file"):
-            out.append(Violation(f"{path}.content[{j}]", f"unsupported part {kind!r}"))
+            out.append(Violation(f"input[{i}].content[{j}]", f"unsupported part {kind!r}"))
 
 
 # ---------------------------------------------------------------- tools

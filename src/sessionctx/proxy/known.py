@@ -45,6 +45,9 @@ class Known:
         self._exact: dict[tuple[str, str | None, bytes], tuple[Any, ...]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
+        # the split of the last body `valid` could not vouch for: the whole check comes next,
+        # and `remember` of the same bytes object takes it rather than split them again
+        self._unknown: tuple[bytes, _Split | None] | None = None
 
     def valid(self, api: str, model: str | None, raw: bytes) -> bool:
         """Whether `raw` is valid by what is known; False: check it whole."""
@@ -57,6 +60,7 @@ class Known:
                 return True
         try:
             split = _split(raw, HISTORY[api])
+            self._unknown = (raw, split)
             if split is None:
                 return False
             others, messages = split
@@ -74,6 +78,7 @@ class Known:
             return False
         if counted is None:
             return False
+        self._unknown = None
         self._put(api, model, key, _Entry(raw, others, entry.decoded, messages, counted))
         return True
 
@@ -82,8 +87,10 @@ class Known:
         history = HISTORY.get(api)
         if history is None or not isinstance(body.get(history), list):
             return
+        unknown, self._unknown = self._unknown, None
         try:
-            split = _split(raw, history)
+            split = unknown[1] if unknown is not None and unknown[0] is raw else \
+                _split(raw, history)
             counted = tally(api, body[history])
         except Exception:
             return
@@ -112,7 +119,10 @@ class Known:
         self._bytes -= len(entry.raw)
 
 
-def _split(raw: bytes, key: str) -> tuple[dict[str, msgspec.Raw], list[msgspec.Raw]] | None:
+_Split = tuple[dict[str, msgspec.Raw], list[msgspec.Raw]]
+
+
+def _split(raw: bytes, key: str) -> _Split | None:
     """The body's keys but the history (under `key`), and its items, each as its bytes."""
     top = _TOP.decode(raw)
     history = top.pop(key, None)

@@ -162,13 +162,18 @@ def violations(body: dict[str, Any], cap: Capability, thinking: bool | None, pre
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return out
-    contents: list[list[Any]] = [
-        m["content"] if isinstance(m, dict) and isinstance(m.get("content"), list) else []
-        for m in messages]
-    roles = [m.get("role") if isinstance(m, dict) else None for m in messages]
+
+    def content(k: int) -> list[Any]:  # read where a rule looks: mostly the last messages
+        m = messages[k]
+        return m["content"] if isinstance(m, dict) and isinstance(m.get("content"), list) else []
+
+    def role(k: int) -> Any:
+        m = messages[k]
+        return m.get("role") if isinstance(m, dict) else None
+
     last = len(messages) - 1
     if prefill:
-        if roles[last] != "assistant":
+        if role(last) != "assistant":
             out.append(Violation("messages", "a prefill is the last message, an assistant one"))
         else:
             if not cap.prefill:
@@ -178,23 +183,23 @@ def violations(body: dict[str, Any], cap: Capability, thinking: bool | None, pre
             if thinking:
                 out.append(Violation(f"messages[{last}]", "a prefill is not supported with "
                                      "extended thinking"))
-            tail = contents[last][-1] if contents[last] else None
+            tail = content(last)[-1] if content(last) else None
             if isinstance(tail, dict) and isinstance(tail.get("text"), str) and \
                     tail["text"] != tail["text"].rstrip():
                 out.append(Violation(f"messages[{last}]", "final assistant content cannot end "
                                      "with trailing whitespace"))
-            if thinking is False and any(kind_of(b) == "thinking" for b in contents[last]):
+            if thinking is False and any(kind_of(b) == "thinking" for b in content(last)):
                 out.append(Violation(f"messages[{last}]", "When thinking is disabled, an "
                                      "assistant message in the final position cannot contain "
                                      "thinking"))
-    if thinking and roles[last] == "user" and any(kind_of(b) == "tool_result"
-                                                  for b in contents[last]):
+    if thinking and role(last) == "user" and any(kind_of(b) == "tool_result"
+                                                  for b in content(last)):
         start = last
-        while start > 0 and not (roles[start] == "user" and not any(
-                kind_of(b) == "tool_result" for b in contents[start])):
+        while start > 0 and not (role(start) == "user" and not any(
+                kind_of(b) == "tool_result" for b in content(start))):
             start -= 1
-        first = next((k for k in range(start, last) if roles[k] == "assistant"), None)
-        if first is not None and (not contents[first] or kind_of(contents[first][0]) != "thinking"):
+        first = next((k for k in range(start, last) if role(k) == "assistant"), None)
+        if first is not None and (not content(first) or kind_of(content(first)[0]) != "thinking"):
             out.append(Violation(f"messages[{first}].content[0]", "Expected thinking or "
                                  "redacted_thinking, but found text. When thinking is enabled, "
                                  "a final assistant message must start with a thinking block "
