@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -42,6 +43,9 @@ from sessionctx.records import read_path
 from sessionctx.store import open_store
 
 REPEATS = 9
+# the time every pydantic-ai message and part carries: a stored history reads back with the
+# times it was stored with, so two loads of it are equal
+STORED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def plan(n: int) -> list[tuple[str, int, int]]:
@@ -110,20 +114,27 @@ def responses(n: int) -> list[dict[str, Any]]:
 
 def pydantic_ai(n: int) -> list[Any]:
     from pydantic_ai import messages as pm
+    at = STORED_AT
     out: list[Any] = []
     for kind, i, k in plan(n):
         if kind == "user":
-            out.append(pm.ModelRequest(parts=[pm.UserPromptPart(f"step {i}")]))
+            out.append(pydantic_ai_prompt(f"step {i}"))
         elif kind == "calls":
             out.append(pm.ModelResponse(parts=[pm.ToolCallPart("bash", {"cmd": f"ls {i}"},
                                                                tool_call_id=f"call_{i}_{c}")
-                                               for c in range(2)]))
+                                               for c in range(2)], timestamp=at))
         elif kind == "result":
-            out.append(pm.ModelRequest(parts=[pm.ToolReturnPart("bash", "out " * 50,
-                                                                tool_call_id=f"call_{i}_{k}")]))
+            out.append(pm.ModelRequest(parts=[pm.ToolReturnPart(
+                "bash", "out " * 50, tool_call_id=f"call_{i}_{k}", timestamp=at)], timestamp=at))
         else:
-            out.append(pm.ModelResponse(parts=[pm.TextPart(f"done {i}")]))
+            out.append(pm.ModelResponse(parts=[pm.TextPart(f"done {i}")], timestamp=at))
     return out
+
+
+def pydantic_ai_prompt(text: str) -> Any:
+    from pydantic_ai import messages as pm
+    return pm.ModelRequest(parts=[pm.UserPromptPart(text, timestamp=STORED_AT)],
+                           timestamp=STORED_AT)
 
 
 def langchain(n: int) -> list[Any]:
@@ -147,7 +158,6 @@ def adapters() -> list[tuple[str, Callable[[int], list[Any]], Callable[[], Calla
                              Callable[[int], Any]]]:
     """(name, history maker, a fresh adapter's call, one more user message)."""
     from langchain_core.messages import HumanMessage
-    from pydantic_ai import messages as pm
 
     from sessionctx.adapters.langchain import SessionctxMiddleware
     from sessionctx.adapters.litellm import SessionctxLogger
@@ -161,7 +171,7 @@ def adapters() -> list[tuple[str, Callable[[int], list[Any]], Callable[[], Calla
 
     return [
         ("pydantic-ai history processor", pydantic_ai, lambda: SessionctxHistory().process,
-         lambda i: pm.ModelRequest(parts=[pm.UserPromptPart(f"more {i}")])),
+         lambda i: pydantic_ai_prompt(f"more {i}")),
         ("OpenAI Agents call_model_input_filter", responses, agents_filter,
          lambda i: {"role": "user", "content": f"more {i}"}),
         ("LangChain middleware", langchain, lambda: SessionctxMiddleware().repair,

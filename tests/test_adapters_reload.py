@@ -114,3 +114,24 @@ def test_langchain_messages_loaded_anew_go_out_as_the_new_objects() -> None:
     assert converted == len(history)  # the first request converted each; the others none
     fresh = SessionctxMiddleware().repair(messages_from_dict(json.loads(stored)))
     assert [message_to_dict(m) for m in sent[-1]] == [message_to_dict(m) for m in fresh]
+
+
+def test_a_conversation_busy_now_is_not_taken_for_one_that_starts_alike() -> None:
+    """Two conversations that start alike, served at once: the second gets a fold of its own
+    instead of waiting for the first's."""
+    import threading
+
+    pool = Conversations(_Counted(), BuildOptions())
+    one = _history(2)
+    done = threading.Event()
+
+    def other() -> None:
+        with pool.fold(copy.deepcopy(one)):
+            done.set()
+
+    with pool.fold(one):
+        thread = threading.Thread(target=other, daemon=True)
+        thread.start()
+        assert done.wait(10), "the second conversation waited for the first"
+    thread.join(10)
+    assert len(pool) == 2

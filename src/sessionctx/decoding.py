@@ -104,6 +104,11 @@ def parse_text(text: str) -> Any:
     except UnicodeEncodeError as exc:
         raise Malformed(f"holds a lone surrogate {text[exc.start]!r}, which is not valid "
                         "Unicode") from None
+    if len(data) <= MAX_DEPTH:  # too short to nest deeper than the limit: the decoder's word
+        try:                    # is the whole answer (most arguments are this short)
+            return _decoder.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            pass  # `decode` says why
     return decode(data)
 
 

@@ -268,11 +268,14 @@ class Conversations:
             yield slot.fold.run(objects, api, model)
 
     def _loaded(self, first: Any, key: Hashable) -> tuple[Hashable, _Slot | None]:
-        """The latest unnamed conversation whose first message equals `first`, if any."""
+        """The latest unnamed conversation whose first message equals `first`, if any. One
+        busy with a request now is passed over: most likely another conversation that starts
+        alike (one conversation's requests come one after another), which would wait for it."""
         for compared, (held, slot) in enumerate(reversed(self._slots.items())):
             if compared == UNNAMED_COMPARED:
                 break
-            if slot.first is not None and self._same(slot.first, first):
+            if slot.first is not None and not slot.lock.locked() and \
+                    self._same(slot.first, first):
                 self._slots.move_to_end(held)
                 return held, slot
         return key, None

@@ -92,7 +92,7 @@ def native(message: BaseMessage) -> Message:
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
-    if type(content) is str:
+    if isinstance(content, str):
         return [text_block(content)] if content else []
     out: list[dict[str, Any]] = []
     for k, part in enumerate(content if isinstance(content, list) else []):

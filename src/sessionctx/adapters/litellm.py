@@ -178,7 +178,9 @@ class _Natives:
 
     def __call__(self, message: Any, index: int,
                  dropped: list[Change]) -> list[tuple[int, Message]]:
-        m = _as_dict(message)
+        # a plain dict is read as it is (`type(...) is dict` inline: this runs for every
+        # message and every call of a history)
+        m = message if type(message) is dict else _as_dict(message)
         role = m.get("role")
         if role in ("system", "developer"):
             content = m.get("content")
@@ -186,9 +188,12 @@ class _Natives:
                          else "".join(b["text"] for b in _blocks(content) if "text" in b)})]
         if role == "assistant":
             blocks = _blocks(m.get("content"))
-            for call in m.get("tool_calls") or []:
-                call = _as_dict(call)
-                function = _as_dict(call.get("function") or {})
+            for call in m.get("tool_calls") or ():
+                if type(call) is not dict:
+                    call = _as_dict(call)
+                function = call.get("function") or {}
+                if type(function) is not dict:
+                    function = _as_dict(function)
                 blocks.append({"type": "toolCall", "id": call.get("id"),
                                "name": function.get("name"),
                                "arguments": function.get("arguments")})

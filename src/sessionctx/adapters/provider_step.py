@@ -35,8 +35,8 @@ from sessionctx.pairing import OpenCall, Pairing
 from sessionctx.providers.policies import RESULT, prepare, repair_arguments
 from sessionctx.providers.registry import provider as registered
 
-__all__ = ["KINDS", "RENAMED_FROM", "Step", "WireCall", "named_api", "provider_step", "run_step",
-           "wire_calls"]
+__all__ = ["KINDS", "RENAMED_FROM", "REWRITTEN", "Step", "WireCall", "named_api", "provider_step",
+           "run_step", "wire_call", "wire_calls"]
 
 # the changes of the step that the read-back carries out
 KINDS = frozenset({ChangeKind.RESULTS_MOVED, ChangeKind.DUPLICATE_ID_RENAMED,

@@ -11,6 +11,7 @@ grouped into turns here.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import Any
 
 from sessionctx.adapters.provider_step import REWRITTEN
@@ -114,10 +115,10 @@ def items_of(context: Context, original: Callable[[Source], tuple[list[Item], Me
                 continue
             stored, native = found
             if message is native:
-                items.extend(stored)
+                items += stored
             else:
-                items.extend(_changed(item, message) for item in stored)
-            sources.extend(source for _ in stored)
+                items += [_changed(item, message) for item in stored]
+            sources += [source] * len(stored)
             continue
         sources.append(source)
     return _without_lone_reasoning(items, sources)
@@ -150,6 +151,8 @@ def _changed(item: Item, message: Message) -> Item:
 
 def _without_lone_reasoning(items: list[Item], sources: list[Source]
                             ) -> tuple[list[Item], list[Source], list[Change]]:
+    if "reasoning" not in map(dict.get, items, repeat("type")):  # one pass in C: the common case
+        return items, sources, []
     keep = [True] * len(items)
     lone = lone_reasoning(items, keep)
     if not lone:
