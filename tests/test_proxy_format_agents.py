@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.format_agents import FormatAgents
+from tests.format_agents import STUB, FormatAgents
 from tests.record_format_sessions import FIRST, GEMINI_REFUSAL, SECOND, _agents, _ok, script
 from tests.recorded_cases import goose_edited, goose_reused_id
 from tests.stub_servers import gemini_problem
@@ -105,3 +105,35 @@ def test_goose_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
     assert len(calls) == len(set(calls)) == 4 and results == calls
     assert "1 repaired" in run.stderr.splitlines()[-1]
     assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
+
+
+NORMAL_TURN = {  # the command after the binary, and what its own turn's request holds
+    "opencode": (("opencode-linux-x64", "bin", "opencode"), ("run", "say hi"), "tool_choice"),
+    "copilot": (("@github", "copilot-linux-x64", "copilot"),
+                ("--allow-all-tools", "-p", "say hi"), '"tools"'),
+    "cline": (("@cline", "cli-linux-x64", "bin", "cline"), ("say hi", "--json"), '"tools"'),
+}
+
+
+@pytest.mark.parametrize("agent", list(NORMAL_TURN))
+def test_a_turn_of_opencode_copilot_and_cline_goes_through_sessionctx_run(
+        agents: FormatAgents, agent: str) -> None:
+    """Each is configured for the stub as a user would (opencode.json, Copilot's
+    COPILOT_PROVIDER_BASE_URL, Cline's stored provider settings): `run` points it at the proxy,
+    which passes its valid requests on to the stub as they are."""
+    binary, args, match = NORMAL_TURN[agent]
+    if agent == "cline":
+        agents.cline("--version")  # its provider settings stored, by `cline auth`
+        stored = agents.home / ".cline" / "data" / "settings" / "providers.json"
+    run = agents.run(_through_run(agents, str(agents.modules.joinpath(*binary)), *args),
+                     script=[{"text": "hi é", "match": match}])
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "hi é" in run.stdout and run.requests and not run.refused()
+    assert all(r["path"] == "/v1/chat/completions" for r in run.requests)
+    summary = run.stderr.splitlines()[-1]
+    count = len(run.requests)
+    assert summary == (f"sessionctx: {count} request{'s' * (count > 1)}, "
+                       "none needed a repair")
+    if agent == "cline":  # it rewrites its settings each run (the copy): back, its URL kept
+        settings = json.loads(stored.read_text())["providers"]["openai-compatible"]
+        assert settings["settings"]["baseUrl"] == f"{STUB}/v1"
