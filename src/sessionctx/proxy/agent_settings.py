@@ -62,8 +62,9 @@ def jsonc(text: str) -> Any:
 def opencode_providers(env: dict[str, str], cwd: Path) -> dict[str, tuple[str, str]]:
     """Each opencode provider whose API the proxy reads: id -> (API, base URL), from its
     settings layers as opencode merges them (global, `OPENCODE_CONFIG`, the project's files
-    from its root down, `.opencode` folders, `OPENCODE_CONFIG_CONTENT`), the built-in
-    providers with their defaults underneath."""
+    from its root down, `.opencode` folders, `OPENCODE_CONFIG_CONTENT`), then the built-in
+    providers the settings do not name, with the URL each reads by default. A provider whose
+    URL is not written out (`{env:...}`) is not among them."""
     merged: dict[str, dict[str, Any]] = {}
     for layer in _opencode_layers(env, cwd):
         providers = layer.get("provider") if isinstance(layer, dict) else None
@@ -75,16 +76,16 @@ def opencode_providers(env: dict[str, str], cwd: Path) -> dict[str, tuple[str, s
                 if isinstance(options, dict):
                     known.setdefault("options", {}).update(options)
     defaults = _opencode_defaults(env)
-    out = {pid: (api, defaults[api]) for pid, api in OPENCODE_APIS.items() if "/" not in pid}
+    named: dict[str, tuple[str, str]] = {}
     for pid, given in merged.items():
         api = OPENCODE_APIS.get(str(given.get("npm") or pid))
-        url = given.get("options", {}).get("baseURL") if api else None
-        url = defaults[api] if api and url is None else url
+        url = given.get("options", {}).get("baseURL", defaults.get(api or ""))
         if api and isinstance(url, str) and url.startswith(("http://", "https://")):
-            out[pid] = (api, url)
-        else:  # not an API read here, or a URL not written out (`{env:...}`)
-            out.pop(pid, None)
-    return out
+            named[pid] = (api, url)
+    builtins = {pid: (api, defaults[api]) for pid, api in OPENCODE_APIS.items()
+                if "/" not in pid and pid not in merged}
+    named = dict(sorted(named.items(), key=lambda item: item[1][1] == defaults[item[1][0]]))
+    return {**named, **builtins}  # the URLs the settings name first: they claim upstreams
 
 
 def _opencode_defaults(env: dict[str, str]) -> dict[str, str]:

@@ -106,7 +106,7 @@ def plan(argv: list[str], env: dict[str, str], port: int, cwd: Path | None = Non
         kind = "anthropic" if env.get("COPILOT_PROVIDER_TYPE") == "anthropic" else "openai"
         out.env["COPILOT_PROVIDER_BASE_URL"] = to.point(kind, copilot) or copilot
     if name in AGENTS:
-        AGENTS[name](out, to, cwd or Path.cwd())
+        AGENTS[name](out, to, env, cwd or Path.cwd())
     out.upstreams = [f"{k}={v}" for k, v in to.claimed.items()]
     return out
 
@@ -117,8 +117,8 @@ def _goose_hosts(env: dict[str, str]) -> dict[str, str]:
     return {var: configured.get(var, "") for var in GOOSE_HOSTS}
 
 
-def _codex(out: Plan, to: _Pointer, _cwd: Path) -> None:
-    provider, base = settings.codex_provider(out.env)
+def _codex(out: Plan, to: _Pointer, env: dict[str, str], _cwd: Path) -> None:
+    provider, base = settings.codex_provider(env)
     pointed = to.point("openai", base) if base else to.here + "/v1"
     if pointed is None:
         return
@@ -130,20 +130,19 @@ def _codex(out: Plan, to: _Pointer, _cwd: Path) -> None:
                          "-c", f"{key}.supports_websockets=false"]
 
 
-def _opencode(out: Plan, to: _Pointer, cwd: Path) -> None:
-    given = out.env.get("OPENCODE_CONFIG_CONTENT")
+def _opencode(out: Plan, to: _Pointer, env: dict[str, str], cwd: Path) -> None:
+    given = env.get("OPENCODE_CONFIG_CONTENT")
     try:
         content: Any = settings.jsonc(given) if given else {}
     except ValueError:
         return
     if not isinstance(content, dict):
         return
-    found = settings.opencode_providers(out.env, cwd)
     ours: dict[str, Any] = {}
-    for pid, (api, url) in found.items():
-        pointed = to.point(api, url)
-        if pointed is not None:
-            ours[pid] = {"options": {"baseURL": pointed}}
+    for pid, (api, url) in settings.opencode_providers(env, cwd).items():
+        # one whose API is tied elsewhere keeps its URL, named here: @ai-sdk/openai and
+        # @ai-sdk/anthropic would otherwise read the proxy's from the environment
+        ours[pid] = {"options": {"baseURL": to.point(api, url) or url}}
     if ours:
         providers = content.setdefault("provider", {})
         for pid, entry in ours.items():
@@ -151,8 +150,8 @@ def _opencode(out: Plan, to: _Pointer, cwd: Path) -> None:
         out.env["OPENCODE_CONFIG_CONTENT"] = json.dumps(content)
 
 
-def _cline(out: Plan, to: _Pointer, _cwd: Path) -> None:
-    path = settings.cline_settings_path(out.argv, out.env)
+def _cline(out: Plan, to: _Pointer, env: dict[str, str], _cwd: Path) -> None:
+    path = settings.cline_settings_path(out.argv, env)
     try:
         text = path.read_text(encoding="utf-8")
         stored = json.loads(text)
@@ -167,5 +166,5 @@ def _cline(out: Plan, to: _Pointer, _cwd: Path) -> None:
                            json.dumps(stored, indent=2) + "\n", {pointed: found[2]}))
 
 
-AGENTS: dict[str, Callable[[Plan, _Pointer, Path], None]] = {
+AGENTS: dict[str, Callable[[Plan, _Pointer, dict[str, str], Path], None]] = {
     "codex": _codex, "opencode": _opencode, "cline": _cline}
