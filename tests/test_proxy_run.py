@@ -225,7 +225,8 @@ def test_cline_reads_a_copy_of_its_provider_settings_pointed_at_the_proxy(tmp_pa
     provider's baseUrl pointed at the proxy, and writes what it changed back, URL restored."""
     settings = tmp_path / "home" / ".cline" / "data" / "settings" / "providers.json"
     settings.parent.mkdir(parents=True)
-    stored = {"version": 1, "lastUsedProvider": "openai-compatible", "providers": {
+    stored: dict[str, object] = {
+        "version": 1, "lastUsedProvider": "openai-compatible", "providers": {
         "openai-compatible": {"settings": {"provider": "openai-compatible", "apiKey": "k",
                                            "baseUrl": "http://127.0.0.1:9/v1"}},
         "anthropic": {"settings": {"provider": "anthropic", "apiKey": "k"}}}}
@@ -239,8 +240,8 @@ def test_cline_reads_a_copy_of_its_provider_settings_pointed_at_the_proxy(tmp_pa
     assert got.upstreams[0] == "openai=http://127.0.0.1:9"
     changed = copy.text.replace('"apiKey": "k"', '"apiKey": "k2"', 1)
     back = json.loads(copy.written_back(changed))["providers"]["openai-compatible"]
-    assert back["settings"] == {**stored["providers"]["openai-compatible"]["settings"],
-                                "apiKey": "k2"}
+    assert back["settings"] == {"provider": "openai-compatible", "apiKey": "k2",
+                                "baseUrl": "http://127.0.0.1:9/v1"}
     assert plan(["cline", "-P", "anthropic", "hi"], env, 4000).copies == []  # no URL kept
     assert plan(["claude"], env, 4000).copies == []
 
