@@ -22,7 +22,7 @@ import pytest
 
 from tests.format_agents import STUB, FormatAgents
 from tests.record_format_sessions import FIRST, GEMINI_REFUSAL, SECOND, _agents, _ok, script
-from tests.recorded_cases import goose_edited, goose_reused_id
+from tests.recorded_cases import COPILOT_TOOLS, goose_edited, goose_reused_id
 from tests.stub_servers import gemini_problem
 from tests.test_proxy_agents import _through_run
 
@@ -137,3 +137,41 @@ def test_a_turn_of_opencode_copilot_and_cline_goes_through_sessionctx_run(
     if agent == "cline":  # it rewrites its settings each run (the copy): back, its URL kept
         settings = json.loads(stored.read_text())["providers"]["openai-compatible"]
         assert settings["settings"]["baseUrl"] == f"{STUB}/v1"
+
+
+COPILOT_SESSION = "754dbaa4-cf0f-4373-af21-24a9c5843641"  # the recorded session's id
+
+
+def test_copilot_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
+        agents: FormatAgents) -> None:
+    """Copilot CLI sends the ids its events hold: a session whose listing call reused the
+    first call's id, resumed with its own key on Anthropic, is refused; through `run` it goes
+    on, the later call renamed, every result the session's own."""
+    events = agents.home / ".copilot" / "session-state" / COPILOT_SESSION / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    stored = COPILOT_TOOLS.read_text().replace('"call_04"', '"call_01"').replace(
+        "/home/user/project", str(agents.cwd)).replace("/home/user", str(agents.home))
+    events.write_text(stored)
+    byok = ["env", "COPILOT_PROVIDER_TYPE=anthropic", f"COPILOT_PROVIDER_BASE_URL={STUB}",
+            "COPILOT_MODEL=claude-sonnet-4-5"]
+    copilot = [str(agents.modules / "@github" / "copilot-linux-x64" / "copilot"),
+               "--allow-all-tools", f"--resume={COPILOT_SESSION}", "-p", "continue"]
+    reply = [{"text": "Continuing.", "match": '"tools"'}]
+    direct = agents.run([*byok, *copilot], script=reply)
+    assert direct.returncode != 0 and [r["status"] for r in direct.requests] == [400]
+    assert "tool_use` ids must be unique" in direct.refused()[0]["problem"]
+    events.write_text(stored)  # as before the failed resume
+
+    run = agents.run([*byok, *_through_run(agents, *copilot)], script=reply)
+    assert run.returncode == 0, run.stderr[-2000:]
+    [sent] = run.requests
+    assert sent["path"] == "/v1/messages" and sent["status"] == 200
+    assert "Continuing." in run.stdout
+    calls = [b["id"] for m in sent["body"]["messages"] if isinstance(m["content"], list)
+             for b in m["content"] if b["type"] == "tool_use"]
+    results = [b["tool_use_id"] for m in sent["body"]["messages"]
+               if isinstance(m["content"], list) for b in m["content"]
+               if b["type"] == "tool_result"]
+    assert len(calls) == len(set(calls)) == 4 and results == calls
+    assert "1 repaired" in run.stderr.splitlines()[-1]
+    assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
