@@ -17,12 +17,13 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.format_agents import STUB, FormatAgents
+from tests.format_agents import OPENCODE_CONFIG, STUB, FormatAgents
 from tests.record_format_sessions import FIRST, GEMINI_REFUSAL, SECOND, _agents, _ok, script
-from tests.recorded_cases import COPILOT_TOOLS, goose_edited, goose_reused_id
+from tests.recorded_cases import COPILOT_TOOLS, goose_edited, goose_reused_id, opencode_edited
 from tests.stub_servers import gemini_problem
 from tests.test_proxy_agents import _through_run
 
@@ -163,6 +164,56 @@ def test_copilot_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
     events.write_text(stored)  # as before the failed resume
 
     run = agents.run([*byok, *_through_run(agents, *copilot)], script=reply)
+    assert run.returncode == 0, run.stderr[-2000:]
+    [sent] = run.requests
+    assert sent["path"] == "/v1/messages" and sent["status"] == 200
+    assert "Continuing." in run.stdout
+    calls = [b["id"] for m in sent["body"]["messages"] if isinstance(m["content"], list)
+             for b in m["content"] if b["type"] == "tool_use"]
+    results = [b["tool_use_id"] for m in sent["body"]["messages"]
+               if isinstance(m["content"], list) for b in m["content"]
+               if b["type"] == "tool_result"]
+    assert len(calls) == len(set(calls)) == 4 and results == calls
+    assert "1 repaired" in run.stderr.splitlines()[-1]
+    assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
+
+
+def _opencode_reused_id(part: dict[str, Any]) -> dict[str, Any] | None:
+    return {**part, "callID": "call_01"} if part["callID"] == "call_04" else None
+
+
+def test_opencode_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
+        agents: FormatAgents) -> None:
+    """opencode sends the call ids its store holds: the recorded session with its listing
+    call given the first call's id, continued on Anthropic, is refused; through `run` it goes
+    on, the later call renamed, every result the session's own."""
+    config = json.loads(json.dumps(OPENCODE_CONFIG))
+    config["provider"]["anthropic"] = {"options": {"baseURL": f"{STUB}/v1",
+                                                   "apiKey": "sk-ant-stub"}}
+    (agents.cwd / "opencode.json").write_text(json.dumps(config))
+    db = agents.opencode_db()
+    db.parent.mkdir(parents=True)
+    shutil.copyfile(opencode_edited(agents.root, _opencode_reused_id), db)
+    with sqlite3.connect(db) as conn:  # the recorded paths back to this run's folders
+        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            for column in [c[1] for c in conn.execute(f"PRAGMA table_info(`{table}`)")
+                           if c[2].lower() == "text"]:
+                conn.execute(f"UPDATE `{table}` SET `{column}` = replace(replace(`{column}`, "
+                             f"'/home/user/project', ?), '\"/home/user', ?)",
+                             (str(agents.cwd), f'"{agents.home}'))
+    conn.close()
+    stored = db.read_bytes()
+    opencode = [str(agents.modules / "opencode-linux-x64" / "bin" / "opencode"), "run",
+                "--continue", "-m", "anthropic/claude-sonnet-4-5", "continue"]
+    reply = [{"text": "Continuing.", "match": '"tools"'}]
+    direct = agents.run(opencode, script=reply)
+    assert direct.returncode != 0 and [r["status"] for r in direct.requests] == [400]
+    assert "tool_use` ids must be unique" in direct.refused()[0]["problem"]
+    for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):  # as before the failed turn
+        leftover.unlink(missing_ok=True)
+    db.write_bytes(stored)
+
+    run = agents.run(_through_run(agents, *opencode), script=reply)
     assert run.returncode == 0, run.stderr[-2000:]
     [sent] = run.requests
     assert sent["path"] == "/v1/messages" and sent["status"] == 200
