@@ -182,11 +182,12 @@ def _opencode_reused_id(part: dict[str, Any]) -> dict[str, Any] | None:
     return {**part, "callID": "call_01"} if part["callID"] == "call_04" else None
 
 
-def test_opencode_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
-        agents: FormatAgents) -> None:
-    """opencode sends the call ids its store holds: the recorded session with its listing
-    call given the first call's id, continued on Anthropic, is refused; through `run` it goes
-    on, the later call renamed, every result the session's own."""
+OPENCODE_ON_ANTHROPIC = ("run", "--continue", "-m", "anthropic/claude-sonnet-4-5", "continue")
+
+
+def _place_opencode_reused_id(agents: FormatAgents) -> list[str]:
+    """The recorded session with its listing call given the first call's id, where opencode
+    continues it, Anthropic configured as a user would; the command that continues it."""
     config = json.loads(json.dumps(OPENCODE_CONFIG))
     config["provider"]["anthropic"] = {"options": {"baseURL": f"{STUB}/v1",
                                                    "apiKey": "sk-ant-stub"}}
@@ -202,18 +203,25 @@ def test_opencode_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
                              f"'/home/user/project', ?), '\"/home/user', ?)",
                              (str(agents.cwd), f'"{agents.home}'))
     conn.close()
-    stored = db.read_bytes()
-    opencode = [str(agents.modules / "opencode-linux-x64" / "bin" / "opencode"), "run",
-                "--continue", "-m", "anthropic/claude-sonnet-4-5", "continue"]
-    reply = [{"text": "Continuing.", "match": '"tools"'}]
-    direct = agents.run(opencode, script=reply)
+    return [str(agents.modules / "opencode-linux-x64" / "bin" / "opencode"),
+            *OPENCODE_ON_ANTHROPIC]
+
+
+def test_opencode_sends_a_reused_call_id_to_anthropic(agents: FormatAgents) -> None:
+    """opencode sends the call ids its store holds; Anthropic refuses the reused one."""
+    direct = agents.run(_place_opencode_reused_id(agents),
+                        script=[{"text": "Continuing.", "match": '"tools"'}])
     assert direct.returncode != 0 and [r["status"] for r in direct.requests] == [400]
     assert "tool_use` ids must be unique" in direct.refused()[0]["problem"]
-    for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):  # as before the failed turn
-        leftover.unlink(missing_ok=True)
-    db.write_bytes(stored)
 
-    run = agents.run(_through_run(agents, *opencode), script=reply)
+
+def test_opencode_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
+        agents: FormatAgents) -> None:
+    """The session the test above sees refused goes on through `run`: the later call
+    renamed, every result the session's own."""
+    opencode = _place_opencode_reused_id(agents)
+    run = agents.run(_through_run(agents, *opencode),
+                     script=[{"text": "Continuing.", "match": '"tools"'}])
     assert run.returncode == 0, run.stderr[-2000:]
     [sent] = run.requests
     assert sent["path"] == "/v1/messages" and sent["status"] == 200
