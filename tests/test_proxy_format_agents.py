@@ -1,13 +1,21 @@
-"""`sessionctx run` in front of agents other than Claude Code and Codex: the real Gemini CLI
-and Goose (tests/format_agents.py: pinned npm packages, a loopback-only network namespace,
-the strict stub as every provider). Each resumes a session its provider refuses: without the
-proxy the session fails; through it, it goes on, and what reaches the stub is the session's
-own content with the refused shape repaired.
+"""`sessionctx run` in front of agents other than Claude Code and Codex: the real Gemini CLI,
+Goose, opencode, Copilot CLI and Cline (tests/format_agents.py: pinned npm packages, a
+loopback-only network namespace, the strict stub as every provider). A normal turn of
+opencode, Copilot CLI (its own key) and Cline goes through unrepaired. Each agent that can
+resume a session here resumes one its provider refuses: without the proxy it fails; through
+it, it goes on, and what reaches the stub is the session's own content with the refused shape
+repaired.
 
   - Gemini CLI 0.61.0 resumes a chat by sending each call's responses twice (from the call's
     record and from the user message after it), which the Gemini API refuses.
-  - Goose keeps the ids its model server gave the calls; a server that numbers calls per reply
-    leaves two calls with one id, which Anthropic refuses once the session moves there."""
+  - Goose, opencode and Copilot CLI keep the ids their model server gave the calls; a server
+    that numbers calls per reply leaves two calls with one id, which Anthropic refuses once
+    the session moves there. (Copilot CLI rebuilds the rest itself: a result stored before its
+    call, a second result for one call and a user message between a call and its result all
+    reach the API valid; opencode keeps a call and its result in one part, so neither can be
+    apart, and it answers a call left running with "[Tool execution was interrupted]".)
+  - Cline 3.0.65 resumes a session (`--id`) only in its terminal UI, so no stored session is
+    sent again here."""
 
 from __future__ import annotations
 
