@@ -3,6 +3,7 @@ earlier base URL becomes the upstream, a one-line summary is printed, its exit c
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -184,3 +185,98 @@ def test_the_proxy_runs_on_uvloop_where_it_is_installed(monkeypatch):
         assert not isinstance(loop, uvloop.Loop) and type(loop).__module__.startswith("asyncio")
     finally:
         loop.close()
+
+
+def test_opencode_gets_its_providers_base_urls_pointed_at_the_proxy(tmp_path):
+    """opencode's settings layers are merged as opencode merges them; each provider of an API
+    the proxy reads gets the proxy's URL in OPENCODE_CONFIG_CONTENT (read last), its own URL
+    the upstream; a provider whose API is tied elsewhere already is left alone."""
+    project = tmp_path / "work"
+    (project / ".git").mkdir(parents=True)
+    (project / "opencode.jsonc").write_text(
+        '{// a comment\n "provider": {"stub": {"npm": "@ai-sdk/openai-compatible",\n'
+        '  "options": {"baseURL": "http://127.0.0.1:9/v1",}},\n'
+        ' "other": {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": '
+        '"{env:X}"}},\n "bedrock": {"options": {"region": "x"}}}}')
+    env = {"HOME": str(tmp_path / "home"), "OPENCODE_CONFIG_CONTENT": '{"model": "stub/m"}'}
+    got = plan(["opencode", "run", "hi"], env, 4000, cwd=project)
+    content = json.loads(got.env["OPENCODE_CONFIG_CONTENT"])
+    assert content["model"] == "stub/m"
+    assert content["provider"] == {
+        "stub": {"options": {"baseURL": "http://127.0.0.1:4000/v1"}},
+        "anthropic": {"options": {"baseURL": "http://127.0.0.1:4000/v1"}},
+        "openai": {"options": {"baseURL": "https://api.openai.com/v1"}},  # tied to the stub's
+        "google": {"options": {"baseURL": "http://127.0.0.1:4000/v1beta"}}}
+    assert got.upstreams == ["openai=http://127.0.0.1:9", "anthropic=https://api.anthropic.com",
+                             "gemini=https://generativelanguage.googleapis.com"]
+    tied = plan(["opencode", "run"], {**env, "OPENAI_BASE_URL": "http://127.0.0.1:8/v1"},
+                4000, cwd=project)
+    providers = json.loads(tied.env["OPENCODE_CONFIG_CONTENT"])["provider"]
+    assert providers["stub"] == {"options": {"baseURL": "http://127.0.0.1:9/v1"}}  # its own
+    assert providers["openai"] == {"options": {"baseURL": "http://127.0.0.1:4000/v1"}}
+    assert "other" not in providers and "bedrock" not in providers
+    assert tied.upstreams[0] == "openai=http://127.0.0.1:8"
+    assert plan(["python"], env, 4000, cwd=project).env["OPENCODE_CONFIG_CONTENT"] == \
+        env["OPENCODE_CONFIG_CONTENT"]
+
+
+def test_copilot_is_pointed_at_the_proxy_only_in_its_own_key_mode():
+    """COPILOT_PROVIDER_BASE_URL switches Copilot CLI to a provider of the user's own: `run`
+    rewrites it where it is set, never sets it."""
+    byok = plan(["copilot"], {"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:9/v1"}, 4000)
+    assert byok.env["COPILOT_PROVIDER_BASE_URL"] == "http://127.0.0.1:4000/v1"
+    assert byok.upstreams == ["openai=http://127.0.0.1:9"]
+    claude = plan(["copilot"], {"COPILOT_PROVIDER_BASE_URL": "https://gw.example/anthropic",
+                                "COPILOT_PROVIDER_TYPE": "anthropic"}, 4000)
+    assert claude.env["COPILOT_PROVIDER_BASE_URL"] == "http://127.0.0.1:4000"
+    assert claude.upstreams == ["anthropic=https://gw.example/anthropic"]
+    assert "COPILOT_PROVIDER_BASE_URL" not in plan(["copilot"], {}, 4000).env
+    tied = plan(["copilot"], {"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:9/v1",
+                              "OPENAI_BASE_URL": "http://127.0.0.1:8/v1"}, 4000)
+    assert tied.env["COPILOT_PROVIDER_BASE_URL"] == "http://127.0.0.1:9/v1"  # left alone
+
+
+def test_cline_reads_a_copy_of_its_provider_settings_pointed_at_the_proxy(tmp_path):
+    """Cline's provider settings are a file it rewrites: `run` gives it a copy with the
+    provider's baseUrl pointed at the proxy, and writes what it changed back, URL restored."""
+    settings = tmp_path / "home" / ".cline" / "data" / "settings" / "providers.json"
+    settings.parent.mkdir(parents=True)
+    stored: dict[str, object] = {
+        "version": 1, "lastUsedProvider": "openai-compatible", "providers": {
+        "openai-compatible": {"settings": {"provider": "openai-compatible", "apiKey": "k",
+                                           "baseUrl": "http://127.0.0.1:9/v1"}},
+        "anthropic": {"settings": {"provider": "anthropic", "apiKey": "k"}}}}
+    settings.write_text(json.dumps(stored))
+    env = {"HOME": str(tmp_path / "home")}
+    got = plan(["/usr/bin/cline", "hi"], env, 4000)
+    [copy] = got.copies
+    assert copy.var == "CLINE_PROVIDER_SETTINGS_PATH" and copy.source == settings
+    pointed = json.loads(copy.text)["providers"]["openai-compatible"]["settings"]
+    assert pointed["baseUrl"] == "http://127.0.0.1:4000/v1"
+    assert got.upstreams[0] == "openai=http://127.0.0.1:9"
+    changed = copy.text.replace('"apiKey": "k"', '"apiKey": "k2"', 1)
+    back = json.loads(copy.written_back(changed))["providers"]["openai-compatible"]
+    assert back["settings"] == {"provider": "openai-compatible", "apiKey": "k2",
+                                "baseUrl": "http://127.0.0.1:9/v1"}
+    assert plan(["cline", "-P", "anthropic", "hi"], env, 4000).copies == []  # no URL kept
+    assert plan(["claude"], env, 4000).copies == []
+
+
+def test_run_writes_back_what_cline_changed_in_its_copy(tmp_path):
+    """The copy lives only for the run; Cline's own change reaches its file, the proxy's URL
+    does not."""
+    settings = tmp_path / "home" / ".cline" / "data" / "settings" / "providers.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"lastUsedProvider": "openai", "providers": {"openai": {
+        "settings": {"baseUrl": "http://127.0.0.1:9/v1"}, "updatedAt": "1"}}}))
+    program = tmp_path / "cline"
+    program.write_text("#!/bin/sh\nsed -i 's/\"1\"/\"2\"/' \"$CLINE_PROVIDER_SETTINGS_PATH\"\n"
+                       "grep -q 127.0.0.1:9 \"$CLINE_PROVIDER_SETTINGS_PATH\" && exit 3\n"
+                       "exit 0\n")
+    program.chmod(0o755)
+    done = subprocess.run([sys.executable, "-m", "sessionctx.cli", "run", "--", str(program)],
+                          env=_env(tmp_path, HOME=str(tmp_path / "home")),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(settings.read_text())["providers"]["openai"]
+    assert entry == {"settings": {"baseUrl": "http://127.0.0.1:9/v1"}, "updatedAt": "2"}

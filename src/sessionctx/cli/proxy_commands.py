@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,6 +15,8 @@ from sessionctx.cli.app import emit_json, fail, main
 
 if TYPE_CHECKING:
     import asyncio
+
+    from sessionctx.proxy.child import Plan
 
 _HELP_UPSTREAM = ("NAME=URL: the base URL of a provider (anthropic, openai, gemini); the "
                   "public hosts otherwise. Requests go to these and nowhere else.")
@@ -118,11 +121,32 @@ def run(upstream: tuple[str, ...], store: str | None, note_unpaired: bool, log_b
         asyncio.run_coroutine_threadsafe(_wait(ready), loop).result(30)
     except Exception as exc:
         fail(f"the proxy did not start: {exc}")
-    code = _child(child.argv, child.env)
+    code = _with_copies(child, lambda: _child(child.argv, child.env))
     loop.call_soon_threadsafe(task.cancel)
     thread.join(10)
     click.echo(settings.totals.line(), err=True)
     sys.exit(code)
+
+
+def _with_copies(child: Plan, start: Callable[[], int]) -> int:
+    """`start()` with the settings files the child reads from a copy in a temporary folder;
+    what the child wrote to a copy goes back to its source, the proxy's URLs taken out."""
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory(prefix="sessionctx-run-") as folder:
+        for i, copy in enumerate(child.copies):
+            path = Path(folder) / f"{i}-{copy.source.name}"
+            path.write_text(copy.text, encoding="utf-8")
+            child.env[copy.var] = str(path)
+        code = start()
+        for i, copy in enumerate(child.copies):
+            try:
+                after = (Path(folder) / f"{i}-{copy.source.name}").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if after != copy.text:
+                copy.source.write_text(copy.written_back(after), encoding="utf-8")
+    return code
 
 
 async def _wait(ready: asyncio.Future[int]) -> int:
