@@ -14,6 +14,7 @@ from sessionctx.messages import DocumentBlock
 from sessionctx.providers import tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies import request_settings
+from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -174,6 +175,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     pattern = re.compile(cap.id_pattern)
     seen: set[str] = set()
     images = 0
+    pics: list[tuple[str, Any]] = []  # each image's path and data
     expect: list[str] = []
     for i, m in enumerate(messages):
         path = f"messages[{i}]"
@@ -218,10 +220,11 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                                  "thinking"))
         for j, b in enumerate(content):
             bpath = f"{path}.content[{j}]"
-            images += _check_block(b, bpath, role, cap, pattern, seen, out, expect)
+            images += _check_block(b, bpath, role, cap, pattern, seen, out, expect, pics)
     if cap.max_images is not None and images > cap.max_images:
         out.append(Violation("messages", f"{images} images is over the limit of "
                              f"{cap.max_images} per request"))
+    out.extend(oversized(pics, cap))
     marks = len(_breakpoints(body)) + (CACHE in body)
     if cap.max_cache_breakpoints is not None and marks > cap.max_cache_breakpoints:
         out.append(Violation("messages", f"A maximum of {cap.max_cache_breakpoints} blocks "
@@ -231,7 +234,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
 
 def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
                  pattern: re.Pattern[str], seen: set[str], out: list[Violation],
-                 expect: list[str]) -> int:
+                 expect: list[str], pics: list[tuple[str, Any]]) -> int:
     kind = b.get("type")
     images = 0
     if kind == "text":
@@ -249,6 +252,7 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
                 len(data) > cap.max_image_base64:
             out.append(Violation(f"{path}.source.data", f"image exceeds {cap.max_image_base64} "
                                  f"bytes of base64: {len(data)}"))
+        pics.append((f"{path}.source.data", data))
     elif kind == "document":
         source = b.get("source")
         kinds = (source.get("type"), source.get("media_type")) if isinstance(source, dict) \
@@ -286,7 +290,7 @@ def _check_block(b: dict[str, Any], path: str, role: Any, cap: Capability,
                                      "object"))
                 continue
             images += _check_block(inner, f"{path}.content[{k}]", role, cap, pattern, seen, out,
-                                   [])
+                                   [], pics)
     elif kind == "thinking":
         if role != "assistant" or not b.get("signature"):
             out.append(Violation(f"{path}.signature", "thinking.signature: Field required"))
