@@ -60,11 +60,13 @@ def pixel_limit(cap: Capability, count: int) -> int | None:
     return cap.max_image_px
 
 
-def oversized(found: list[tuple[str, Any]], cap: Capability) -> list[Violation]:
+def oversized(found: list[tuple[str, Any]], cap: Capability,
+              count: int | None = None) -> list[Violation]:
     """Each of the images of one request (`found`: the path and base64 data, or data URL, of
-    every image it holds) whose header gives more pixels per side than `cap` takes for that
-    many images. Only the header is decoded, so a validator can afford it on every request."""
-    px = pixel_limit(cap, len(found))
+    every image it holds; `count`: the request's images when `found` is only some of them)
+    whose header gives more pixels per side than `cap` takes for that many images. Only the
+    header is decoded, so a validator can afford it on every request."""
+    px = pixel_limit(cap, len(found) if count is None else count)
     out: list[Violation] = []
     if px is None:
         return out
