@@ -107,12 +107,24 @@ def test_a_row_with_a_pixel_limit_is_held_to_it(provider: str) -> None:
     assert spec.validate(body, replace(cap, many_images=1, many_image_px=9000)) == []
 
 
-def test_a_jpeg_with_long_metadata_is_read_past_its_first_characters() -> None:
+def test_a_jpeg_is_read_past_its_metadata_decoding_only_its_segments_headers() -> None:
+    """60 KB of EXIF and a 200 KB colour profile (four segments) before the frame header: the
+    walk decodes a few characters at each segment, not the metadata."""
+    import os
+    import tracemalloc
+
     from PIL import Image
     out = io.BytesIO()
-    Image.new("RGB", (8100, 8)).save(out, format="JPEG", exif=b"Exif\0\0" + b"\0" * 5000)
+    Image.new("RGB", (8100, 8)).save(out, format="JPEG", exif=b"Exif\0\0" + b"\0" * 60000,
+                                     icc_profile=os.urandom(200_000))
     data = base64.b64encode(out.getvalue()).decode()
-    assert img.stored_dimensions(data) == (8100, 8)
+    tracemalloc.start()
+    try:
+        assert img.stored_dimensions(data) == (8100, 8)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024
     assert naive("anthropic", data) == [
         "image of 8100x8 px is over anthropic's limit of 8000 px per side"]
 
