@@ -8,9 +8,9 @@ characters, a function name outside `^[a-zA-Z0-9_-]+$`, arguments that are not t
 an object (Chat Completions; the last as OpenAI-compatible servers refuse it); a `tool_use` not
 answered by `tool_result` blocks at the start of the next message, an orphan or repeated
 result, an id used twice or outside the id pattern, a name outside the tool name pattern, an
-`input` that is not an object (Anthropic Messages); a function call or response turn out of
-place or miscounted (Gemini). They are written from the providers' documented errors
-(docs/provider-rules.md), not from sessionctx's own validators.
+`input` that is not an object, an image over the pixel limit (Anthropic Messages); a function
+call or response turn out of place or miscounted (Gemini). They are written from the
+providers' documented errors (docs/provider-rules.md), not from sessionctx's own validators.
 
 `serve` is a small in-process Responses / Chat Completions stub; tests/strict_stub.py serves
 every API with streaming, recording and scripted tool calls.
@@ -18,6 +18,8 @@ every API with streaming, recording and scripted tool calls.
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import threading
@@ -143,6 +145,9 @@ def anthropic_problem(body: Body) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "messages: at least one message is required"
+    too_large = _anthropic_image_problem(messages)
+    if too_large is not None:
+        return too_large
     turns: list[tuple[int, str, list[Any]]] = []  # first index, role, blocks
     seen_ids: set[str] = set()
     for i, message in enumerate(messages):
@@ -215,6 +220,42 @@ def anthropic_problem(body: Body) -> str | None:
                 return (f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
                         f"immediately after: {', '.join(missing)}. Each `tool_use` block must "
                         "have a corresponding `tool_result` block in the next message.")
+    return None
+
+
+def _anthropic_image_problem(messages: list[Any]) -> str | None:
+    """An image with a side over 8000 px, or over 2000 px in a request of more than 20 images
+    (docs/provider-rules.md §1.5; the messages as anthropics/claude-code#5147 and #13480 quote
+    them). The size is read by Pillow, not by sessionctx's header parser."""
+    found: list[tuple[str, Any]] = []
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            inner = block.get("content") if isinstance(block, dict) and block.get(
+                "type") == "tool_result" else None
+            nested = [(f"messages.{i}.content.{j}.content.{k}", b)
+                      for k, b in enumerate(inner if isinstance(inner, list) else [])]
+            for where, b in [(f"messages.{i}.content.{j}", block), *nested]:
+                if isinstance(b, dict) and b.get("type") == "image":
+                    found.append((where, b.get("source")))
+    if not found:
+        return None
+    from PIL import Image
+
+    many = len(found) > 20
+    limit = 2000 if many else 8000
+    for where, source in found:
+        if not isinstance(source, dict) or source.get("type") != "base64":
+            continue
+        try:
+            with Image.open(io.BytesIO(base64.b64decode(source.get("data", "")))) as img:
+                size = img.size
+        except Exception:  # not an image Pillow reads: another rule's business
+            continue
+        if max(size) > limit:
+            return (f"{where}.image.source.base64.data: At least one of the image dimensions "
+                    "exceed max allowed size" + (" for many-image requests" if many else "")
+                    + f": {limit} pixels")
     return None
 
 

@@ -4,7 +4,6 @@ other status, another 400, a second refusal, an error inside a stream already un
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from sessionctx.providers.images import dimensions
 from sessionctx.proxy.audit import entries
 from sessionctx.proxy.reactive import refusal
 from tests.proxy_thread import post, running_proxy
@@ -23,7 +21,6 @@ from tests.stub_servers import (
     gemini_problem,
     responses_problem,
 )
-from tests.test_providers_rules import png
 from tests.test_proxy_stream import upstream
 
 # a result an agent wrote for itself: valid as sent, taken out (its call pending) by a rebuild
@@ -205,27 +202,6 @@ def test_an_error_inside_a_stream_under_way_is_never_retried():
         status, _, data = post(proxy.url, PATHS[api], body)
     assert status == 200 and data == stream and count == [body]
     assert proxy.totals.retried == 0
-
-
-def test_an_image_the_provider_finds_too_large_is_downscaled_and_sent_again():
-    """The pixel limit is not checked before sending (that would decode every image): the
-    provider's refusal names it, and the rebuild downscales the image."""
-    wide = png(8100, 10)
-    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 8, "messages": [
-        {"role": "user", "content": [
-            {"type": "text", "text": "see"},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": wide}}]}]}).encode()
-    _, message = LISTED["image dimensions over a limit"]
-    with serve([{"status": 400, "message": message}]) as up, \
-            running_proxy(up.url) as proxy:
-        status, headers, _ = post(proxy.url, "/v1/messages", body)
-        assert status == 200 and [r["status"] for r in up.requests] == [400, 200]
-        assert up.raw(0) == body and proxy.totals.retried == 1
-    data = up.requests[-1]["body"]["messages"][0]["content"][1]["source"]["data"]
-    size = dimensions(base64.b64decode(data))
-    assert size is not None and max(size) <= 8000
-    assert headers["x-sessionctx-changes"] == "1"
 
 
 def test_a_body_no_rebuild_can_mend_goes_as_sent_and_is_not_retried():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import shlex
 import sys
 from collections.abc import Iterable, Iterator
@@ -94,8 +93,6 @@ def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[st
     located at its stored record: what the build repairs)."""
     from sessionctx.located import located
     from sessionctx.providers import naive_request, validate
-    from sessionctx.providers.capabilities import capability
-    from sessionctx.providers.policies.image_limits import over_pixel_limit
 
     req = _request(ctx, spec)
     built = validate(req.body, spec.provider, req.model, thinking=spec.thinking,
@@ -105,9 +102,6 @@ def _provider_report(loaded: Loaded, ctx: Context, spec: RequestSpec) -> dict[st
     sources = [r.source for r in records]
     naive = naive_request(stored, spec.provider, req.model, spec.system, spec.options()).body
     as_stored = located(validate(naive, spec.provider, req.model), stored, sources, naive)
-    for v in over_pixel_limit(stored, capability(spec.provider, req.model)[0]):
-        i, j = map(int, re.findall(r"\d+", v.path)[:2])
-        as_stored.append({**v.to_json(), "record": sources[i].of_block(j).to_json()})
     return {"name": spec.provider, "model": req.model,
             "violations": located(built, ctx.messages, ctx.sources, req.body),
             "as_stored": as_stored,

@@ -14,6 +14,7 @@ from sessionctx.messages import DocumentBlock
 from sessionctx.providers import tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies import request_settings
+from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -178,6 +179,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     pattern = re.compile(cap.id_pattern)
     seen: set[str] = set()
     images = 0
+    pics: list[tuple[str, Any]] = []  # each image's path and data
     expect: list[str] = []
     for i, m in enumerate(messages):
         role = m.get("role")
@@ -227,10 +229,12 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
             out.append(Violation(f"messages[{i}]", "The final block in an assistant message "
                                  "cannot be thinking"))
         for j, b in enumerate(content):
-            images += _check_block(b, kinds[j], (i, j), role, cap, pattern, seen, out, expect)
+            images += _check_block(b, kinds[j], (i, j), role, cap, pattern, seen, out, expect,
+                                   pics)
     if cap.max_images is not None and images > cap.max_images:
         out.append(Violation("messages", f"{images} images is over the limit of "
                              f"{cap.max_images} per request"))
+    out.extend(oversized(pics, cap))
     marks = len(_breakpoints(body)) + (CACHE in body)
     if cap.max_cache_breakpoints is not None and marks > cap.max_cache_breakpoints:
         out.append(Violation("messages", f"A maximum of {cap.max_cache_breakpoints} blocks "
@@ -240,9 +244,10 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
 
 def _check_block(b: dict[str, Any], kind: Any, at: tuple[int, ...], role: Any, cap: Capability,
                  pattern: re.Pattern[str], seen: set[str], out: list[Violation],
-                 expect: list[str]) -> int:
+                 expect: list[str], pics: list[tuple[str, Any]]) -> int:
     """The rules of one block (`kind`: its type) at `at` (message, block, inner block): its
-    images count; its path is written only for a violation."""
+    images count, each image's path and data added to `pics`; its path is written only for a
+    violation."""
     images = 0
     if kind == "text":
         text = b.get("text")
@@ -262,6 +267,7 @@ def _check_block(b: dict[str, Any], kind: Any, at: tuple[int, ...], role: Any, c
                 len(data) > cap.max_image_base64:
             out.append(Violation(f"{_path(at)}.source.data", f"image exceeds "
                                  f"{cap.max_image_base64} bytes of base64: {len(data)}"))
+        pics.append((f"{_path(at)}.source.data", data))
     elif kind == "document":
         source = b.get("source")
         kinds = (source.get("type"), source.get("media_type")) if isinstance(source, dict) \
@@ -299,7 +305,7 @@ def _check_block(b: dict[str, Any], kind: Any, at: tuple[int, ...], role: Any, c
                 out.append(Violation(_path((*at, k)), "a content block must be an object"))
                 continue
             images += _check_block(inner, inner.get("type"), (*at, k), role, cap, pattern, seen,
-                                   out, [])
+                                   out, [], pics)
     elif kind == "thinking":
         if role != "assistant" or not b.get("signature"):
             out.append(Violation(_path(at) + ".signature", "thinking.signature: Field "

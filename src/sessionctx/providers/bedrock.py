@@ -10,6 +10,7 @@ from typing import Any
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies import request_settings
+from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -106,6 +107,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     out.extend(nothing_sent(messages, "messages"))
     pattern = re.compile(cap.id_pattern)
     images = docs = 0
+    pics: list[tuple[str, Any]] = []  # each image's path and data
     expect: list[str] = []
     seen: set[str] = set()
     for i, m in enumerate(messages):
@@ -136,10 +138,11 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                                  "ContentBlock with a text field."))
         for j, b in enumerate(content):
             bpath = f"{path}.content[{j}]"
-            images += _check(b, bpath, role, cap, pattern, seen, expect, out)
+            images += _check(b, bpath, role, cap, pattern, seen, expect, out, pics)
             docs += _documents(b)
     if cap.max_images is not None and images > cap.max_images:
         out.append(Violation("messages", f"You can include up to {cap.max_images} images"))
+    out.extend(oversized(pics, cap))
     if cap.max_documents is not None and docs > cap.max_documents:
         out.append(Violation("messages", f"You can include up to {cap.max_documents} "
                              f"documents; found {docs}"))
@@ -156,7 +159,8 @@ def _documents(block: dict[str, Any]) -> int:
 
 
 def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re.Pattern[str],
-           seen: set[str], expect: list[str], out: list[Violation]) -> int:
+           seen: set[str], expect: list[str], out: list[Violation],
+           pics: list[tuple[str, Any]]) -> int:
     keys = list(b)
     if len(keys) != 1:
         out.append(Violation(path, f"a content block holds exactly one member, found {keys}"))
@@ -172,6 +176,9 @@ def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re
                                  "is user."))
         if value.get("format") not in FORMATS.values():
             out.append(Violation(path, f"image format {value.get('format')!r} not accepted"))
+        source = value.get("source")
+        pics.append((f"{path}.image.source.bytes",
+                     source.get("bytes") if isinstance(source, dict) else None))
         return 1
     elif key == "document":
         if role != "user":
@@ -205,7 +212,8 @@ def _check(b: dict[str, Any], path: str, role: Any, cap: Capability, pattern: re
             out.append(Violation(path, "The content field at toolResult cannot be empty"))
         images = 0
         for k, c in enumerate(inner or []):
-            images += _check(c, f"{path}.content[{k}]", role, cap, pattern, seen, [], out)
+            images += _check(c, f"{path}.content[{k}]", role, cap, pattern, seen, [], out,
+                             pics)
         return images
     elif key == "reasoningContent":
         text = value.get("reasoningText")

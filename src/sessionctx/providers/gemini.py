@@ -10,6 +10,7 @@ from typing import Any
 from sessionctx.changes import ChangeKind
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, Turn, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -103,6 +104,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     out.extend(nothing_sent(contents, "contents"))
     prev_calls: list[dict[str, Any]] = []
     prev_kind = None
+    pics: list[tuple[str, Any]] = []  # each image's path and data
     for i, c in enumerate(contents):
         path = f"contents[{i}]"
         role = c.get("role")
@@ -144,14 +146,15 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                 out.append(Violation(path, "Function call is missing a thought_signature in "
                                      "functionCall parts"))
         for j, p in enumerate(parts):
-            _check_part(p, f"{path}.parts[{j}]", role, cap, out)
+            _check_part(p, f"{path}.parts[{j}]", role, cap, out, pics)
         prev_calls = calls
         prev_kind = "response" if responses else ("user" if role == "user" else "model")
+    out.extend(oversized(pics, cap))
     return out
 
 
 def _check_part(p: dict[str, Any], path: str, role: Any, cap: Capability,
-                out: list[Violation]) -> None:
+                out: list[Violation], pics: list[tuple[str, Any]]) -> None:
     keys = [k for k in ("text", "inlineData", "functionCall", "functionResponse") if k in p]
     if len(keys) != 1:
         out.append(Violation(path, f"a part holds exactly one kind of data, found {keys}"))
@@ -159,10 +162,13 @@ def _check_part(p: dict[str, Any], path: str, role: Any, cap: Capability,
     signed_thought = p.get("thought") is True and bool(p.get("thoughtSignature"))
     if keys[0] == "text" and not str(p["text"]).strip() and not signed_thought:
         out.append(Violation(path, "empty text part"))
-    elif keys[0] == "inlineData" and p["inlineData"].get(
-            "mimeType", p["inlineData"].get("mime_type")) not in cap.image_types | {
-            documents.PDF}:
-        out.append(Violation(path, "unsupported inline data type"))
+    elif keys[0] == "inlineData":
+        inline = p["inlineData"]
+        mime = inline.get("mimeType", inline.get("mime_type"))
+        if mime not in cap.image_types | {documents.PDF}:
+            out.append(Violation(path, "unsupported inline data type"))
+        elif mime != documents.PDF:
+            pics.append((f"{path}.inlineData.data", inline.get("data")))
     elif keys[0] == "functionCall" and role != "model":
         out.append(Violation(path, "function calls belong to model turns"))
     elif keys[0] == "functionCall" and not isinstance(p["functionCall"].get("args"), dict):

@@ -10,7 +10,7 @@ import base64
 import binascii
 import io
 import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 
@@ -22,20 +22,22 @@ def decode(data: str) -> bytes | None:
         return None
 
 
-HEAD_CHARS = 64 * 1024
+HEAD_CHARS = 64
 """Base64 characters decoded to find an image's size: PNG, GIF and WebP give it in their first
-30 bytes, a JPEG after its metadata segments (decoded whole only when they run longer)."""
+30 bytes (48 characters); a JPEG's segments are walked from there, each decoded only where its
+header is."""
 
 
 def stored_dimensions(data: str) -> tuple[int, int] | None:
-    """(width, height) of a base64 image from its header, without decoding the image or, for
-    all but a JPEG with long metadata, more than its first HEAD_CHARS characters of base64."""
-    head = decode(data[:HEAD_CHARS]) if len(data) > HEAD_CHARS else None
-    size = dimensions(head) if head is not None else None
-    if size is None and (head is None or head[:2] == b"\xff\xd8"):
-        whole = decode(data)
-        size = dimensions(whole) if whole is not None else None
-    return size
+    """(width, height) of a base64 image from its header, without decoding the image: its
+    first HEAD_CHARS characters, and for a JPEG the few characters of each segment's header.
+    A validator reads it for every image of every request."""
+    head = decode(data[:HEAD_CHARS]) if len(data) > HEAD_CHARS else decode(data)
+    if head is None:  # not valid base64
+        return None
+    if head[:2] == b"\xff\xd8" and len(data) > HEAD_CHARS:
+        return _jpeg(_base64_bytes(data), len(data) // 4 * 3)
+    return dimensions(head)
 
 
 def stored_images(messages: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, int, str]]:
@@ -65,7 +67,7 @@ def dimensions(raw: bytes) -> tuple[int, int] | None:
     if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
         return _webp(raw)
     if raw[:2] == b"\xff\xd8":
-        return _jpeg(raw)
+        return _jpeg(lambda start, end: raw[start:end], len(raw))
     return None
 
 
@@ -84,22 +86,40 @@ def _webp(raw: bytes) -> tuple[int, int] | None:
     return None
 
 
-def _jpeg(raw: bytes) -> tuple[int, int] | None:
+def _jpeg(read: Callable[[int, int], bytes], size: int) -> tuple[int, int] | None:
+    """The size in a JPEG's frame header, found by walking its segments; `read(start, end)`
+    gives bytes of the file (`size` bytes long), so that only the segments' headers need
+    decoding from base64, never the metadata between them."""
     i = 2
-    while i + 9 < len(raw):
-        if raw[i] != 0xFF:
-            i += 1
+    while i + 9 < size:
+        head = read(i, i + 9)
+        if len(head) < 9:
+            return None
+        if head[0] != 0xFF:  # not at a marker: on to the next 0xFF
+            block = read(i, min(i + 4096, size))
+            at = block.find(0xFF)
+            i += at if at > 0 else max(len(block), 1)
             continue
-        marker = raw[i + 1]
+        marker = head[1]
         if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7 or marker == 0xFF:
             i += 1 if marker == 0xFF else 2
             continue
-        length = int.from_bytes(raw[i + 2:i + 4], "big")
+        length = int.from_bytes(head[2:4], "big")
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            h, w = struct.unpack(">HH", raw[i + 5:i + 9])
+            h, w = struct.unpack(">HH", head[5:9])
             return int(w), int(h)
         i += 2 + length
     return None
+
+
+def _base64_bytes(data: str) -> Callable[[int, int], bytes]:
+    """Bytes `start` to `end` of the file whose base64 text is `data`, decoding only the
+    characters that hold them (b"" where they do not decode)."""
+    def read(start: int, end: int) -> bytes:
+        first = start // 3 * 4
+        chunk = decode(data[first:-(-end // 3) * 4]) or b""
+        return chunk[start - first // 4 * 3:end - first // 4 * 3]
+    return read
 
 
 MAX_DECODE_PIXELS = 40_000_000

@@ -10,6 +10,7 @@ from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, data_url, json_text, raw, typed
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, nothing_sent
@@ -109,6 +110,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     pattern = re.compile(cap.id_pattern)
     open_ids: list[str] = []
     seen: set[str] = set()
+    pics: list[tuple[str, Any]] = []  # each image's path and data URL
     for i, m in enumerate(messages):
         path = f"messages[{i}]"
         role = m.get("role")
@@ -124,7 +126,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                                      "preceeding message with 'tool_calls'"))
             else:
                 open_ids.remove(tid)
-            _check_content(m.get("content"), path, role, out, allow_empty=False)
+            _check_content(m.get("content"), path, role, out, pics, allow_empty=False)
         elif role == "assistant":
             calls = m.get("tool_calls") or []
             if cap.max_tool_calls is not None and len(calls) > cap.max_tool_calls:
@@ -135,7 +137,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
             if not calls and not _has_text(m.get("content")):
                 out.append(Violation(path, "assistant messages need content or tool_calls"))
             if m.get("content") is not None:
-                _check_content(m["content"], path, role, out, allow_empty=bool(calls))
+                _check_content(m["content"], path, role, out, pics, allow_empty=bool(calls))
             for j, c in enumerate(calls):
                 cpath = f"{path}.tool_calls[{j}]"
                 tid = c.get("id")
@@ -152,12 +154,13 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                 _check_arguments(c.get("function", {}).get("arguments"), f"{cpath}.function",
                                  out)
         elif role in ("user", "system", "developer"):
-            _check_content(m.get("content"), path, role, out, allow_empty=False)
+            _check_content(m.get("content"), path, role, out, pics, allow_empty=False)
         else:
             out.append(Violation(f"{path}.role", f"unknown role {role!r}"))
     if open_ids:
         out.append(Violation("messages", "tool_calls without tool messages: "
                              + ", ".join(open_ids)))
+    out.extend(oversized(pics, cap))
     return out
 
 
@@ -180,7 +183,7 @@ def _check_arguments(args: Any, path: str, out: list[Violation]) -> None:
 
 
 def _check_content(content: Any, path: str, role: Any, out: list[Violation],
-                   allow_empty: bool) -> None:
+                   pics: list[tuple[str, Any]], allow_empty: bool) -> None:
     if isinstance(content, str):
         if not content.strip() and not allow_empty and role != "tool":
             out.append(Violation(f"{path}.content", "content must not be empty"))
@@ -207,6 +210,8 @@ def _check_content(content: Any, path: str, role: Any, out: list[Violation],
                                      "files as file content parts"))
         elif kind != "image_url":
             out.append(Violation(f"{path}.content[{j}]", f"unsupported part type {kind!r}"))
+        if kind == "image_url" and isinstance(p.get("image_url"), dict):
+            pics.append((f"{path}.content[{j}].image_url.url", p["image_url"].get("url")))
 
 
 # ---------------------------------------------------------------- tools

@@ -10,6 +10,7 @@ from typing import Any
 from sessionctx import decoding
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.reasoning import SERVER_ITEM_TYPES, reasoning_item
 from sessionctx.providers.policies.turns import (
     ITEM_ID,
@@ -133,6 +134,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     pattern = re.compile(cap.id_pattern)
     calls: dict[str, int] = {}
     answered: set[str] = set()
+    pics: list[tuple[str, Any]] = []  # each image's path and data URL
     for i, item in enumerate(items):
         kind = item.get("type")  # a path is written only for a violation
         if kind == "function_call":
@@ -157,7 +159,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
             elif cid in answered:
                 out.append(Violation(f"input[{i}]", f"second output for call_id {cid}"))
             answered.add(str(cid))
-            _check_output(item.get("output"), i, out)
+            _check_output(item.get("output"), i, out, pics)
         elif kind == "reasoning":
             if not item.get("encrypted_content") and not str(item.get("id", "")).startswith("rs_"):
                 out.append(Violation(f"input[{i}]", "reasoning items need their id and "
@@ -167,7 +169,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                                      "'reasoning' was provided without its required following "
                                      "item"))
         elif kind == "message":
-            _check_message(item, i, out)
+            _check_message(item, i, out, pics)
         elif kind in SERVER_ITEM_TYPES:
             if not isinstance(item.get("id"), str) or not item["id"]:
                 out.append(Violation(f"input[{i}].id", f"an item of type {kind!r} needs its id"))
@@ -179,6 +181,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     instructions = body.get("instructions")
     if instructions is not None and not str(instructions).strip():
         out.append(Violation("instructions", "instructions must not be blank"))
+    out.extend(oversized(pics, cap))
     return out
 
 
@@ -209,7 +212,8 @@ def _check_args(args: Any, i: int, out: list[Violation]) -> None:
                              f"arguments must be a JSON object string{why}"))
 
 
-def _check_output(output: Any, i: int, out: list[Violation]) -> None:
+def _check_output(output: Any, i: int, out: list[Violation],
+                  pics: list[tuple[str, Any]]) -> None:
     if isinstance(output, str):
         return
     if not isinstance(output, list):
@@ -218,9 +222,12 @@ def _check_output(output: Any, i: int, out: list[Violation]) -> None:
     for j, p in enumerate(output):
         if p.get("type") not in ("input_text", "input_image", "input_file"):
             out.append(Violation(f"input[{i}].output[{j}]", f"unsupported part {p.get('type')!r}"))
+        elif p.get("type") == "input_image":
+            pics.append((f"input[{i}].output[{j}].image_url", p.get("image_url")))
 
 
-def _check_message(item: dict[str, Any], i: int, out: list[Violation]) -> None:
+def _check_message(item: dict[str, Any], i: int, out: list[Violation],
+                   pics: list[tuple[str, Any]]) -> None:
     role = item.get("role")
     content = item.get("content")
     if role not in ("user", "assistant", "system", "developer"):
@@ -242,6 +249,8 @@ def _check_message(item: dict[str, Any], i: int, out: list[Violation]) -> None:
                 out.append(Violation(f"input[{i}].content[{j}]", "empty text part"))
         elif kind not in ("input_image", "input_file"):
             out.append(Violation(f"input[{i}].content[{j}]", f"unsupported part {kind!r}"))
+        if kind == "input_image":
+            pics.append((f"input[{i}].content[{j}].image_url", p.get("image_url")))
 
 
 # ---------------------------------------------------------------- tools

@@ -9,7 +9,10 @@ validator gives for the whole body. Where a window may start, and what is carrie
 
 - Anthropic Messages: a user prompt (a user message with no tool result), where no call is
   waiting and from where a turn's rules (pairing, placement, thinking, prefill) look no further
-  back; carried: unique call ids, images, cache breakpoints. (A tool block needs definitions:
+  back; carried: unique call ids, images, cache breakpoints. The pixel limit an image is held
+  to depends on the request's image count: the window's images are checked against the limit
+  for the whole body's count, and a body whose count changes the limit the earlier images were
+  checked against is checked whole. (A tool block needs definitions:
   the earlier body had the same, so its blocks had them.)
 - OpenAI Chat: any message but a `tool` one (the pairing of calls with tool messages runs from
   an assistant message through the tool messages right after it); carried: unique call ids.
@@ -26,12 +29,13 @@ validator gives for the whole body. Where a window may start, and what is carrie
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from sessionctx.providers.anthropic import CACHE, _breakpoints, _marked
 from sessionctx.providers.openai_responses import _model_item
+from sessionctx.providers.policies.image_limits import oversized, pixel_limit
 from sessionctx.providers.registry import provider as registered
 from sessionctx.providers.wire import (
     ANTHROPIC,
@@ -193,8 +197,29 @@ def extends(api: str, model: str | None, others: dict[str, Any], window: list[An
     cap, _ = registered(api).capability(model)
     if cap.max_images is not None and counted.images[-1] > cap.max_images:
         return None
+    images = counted.images[-1]
+    px = pixel_limit(cap, images)
+    if px != pixel_limit(cap, prior.images[-1]):
+        return None  # the images before the window were held to another limit
+    if px != pixel_limit(cap, images - counted.images[at]) and oversized(
+            list(_anthropic_images(window)), cap, images):
+        return None  # the window's images were checked against the limit for fewer
     tools = len(_breakpoints({"tools": others.get("tools")}))
     marks = counted.marks[-1] + tools + (CACHE in others)
     if cap.max_cache_breakpoints is not None and marks > cap.max_cache_breakpoints:
         return None
     return counted
+
+
+def _anthropic_images(window: list[Any]) -> Iterator[tuple[str, Any]]:
+    """The path and data of each image of an Anthropic window, those of results too (the
+    window is one `tally` counted, so its messages are objects; a system aside's blocks are
+    not counted, and not read here)."""
+    for i, m in enumerate(window):
+        content = m.get("content") if m.get("role") != "system" else None
+        for j, b in enumerate(content if type(content) is list else ()):
+            inner = b.get("content") if b.get("type") == "tool_result" else None
+            for k, x in [(None, b), *enumerate(inner if type(inner) is list else ())]:
+                if x.get("type") == "image" and isinstance(x.get("source"), dict):
+                    where = f"[{i}].content[{j}]" + ("" if k is None else f".content[{k}]")
+                    yield where, x["source"].get("data")

@@ -9,9 +9,9 @@ Providers reject such an image, and it then stays in history and fails every lat
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 from sessionctx.changes import ChangeKind
-from sessionctx.messages import Message
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.ids import Results
@@ -60,20 +60,25 @@ def pixel_limit(cap: Capability, count: int) -> int | None:
     return cap.max_image_px
 
 
-def over_pixel_limit(messages: list[Message], cap: Capability) -> list[Violation]:
-    """Each image of `messages` (as stored) whose header gives more pixels per side than the
-    provider takes: such a request is refused, and the image fails every later turn too."""
-    found = list(images.stored_images(messages))
-    px = pixel_limit(cap, len(found))
+def oversized(found: list[tuple[str, Any]], cap: Capability,
+              count: int | None = None) -> list[Violation]:
+    """Each of the images of one request (`found`: the path and base64 data, or data URL, of
+    every image it holds; `count`: the request's images when `found` is only some of them)
+    whose header gives more pixels per side than `cap` takes for that many images. Only the
+    header is decoded, so a validator can afford it on every request."""
+    px = pixel_limit(cap, len(found) if count is None else count)
     out: list[Violation] = []
     if px is None:
         return out
-    for i, j, data in found:
+    for path, data in found:
+        if not isinstance(data, str):
+            continue
+        if data.startswith("data:"):
+            data = data[data.find(",") + 1:]
         size = images.stored_dimensions(data)
         if size is not None and max(size) > px:
-            out.append(Violation(f"messages[{i}].content[{j}]",
-                                 f"image of {size[0]}x{size[1]} px is over {cap.provider}'s "
-                                 f"limit of {px} px per side"))
+            out.append(Violation(path, f"image of {size[0]}x{size[1]} px is over "
+                                 f"{cap.provider}'s limit of {px} px per side"))
     return out
 
 
