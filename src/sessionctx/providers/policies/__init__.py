@@ -24,18 +24,19 @@ from __future__ import annotations
 from sessionctx.changes import Source
 from sessionctx.messages import Message
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies import placement
 from sessionctx.providers.policies.document_limits import limit_documents
-from sessionctx.providers.policies.ids import RAW_ARGUMENTS_KEY, repair_arguments
+from sessionctx.providers.policies.ids import RAW_ARGUMENTS_KEY, Results, WireIds, repair_arguments
 from sessionctx.providers.policies.image_limits import limit_images
 from sessionctx.providers.policies.placement import EMPTY_OUTPUT, ERROR_NOTE, Placement
 from sessionctx.providers.policies.reading import Reader
 from sessionctx.providers.policies.reasoning import Replay
 from sessionctx.providers.policies.roles import CONTINUED, first_user, merge_roles, place_systems
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn
 
 __all__ = [
     "CONTINUED", "EMPTY_OUTPUT", "ERROR_NOTE", "RAW_ARGUMENTS_KEY", "RESULT", "Block", "Prepared",
-    "Reader", "Turn", "prepare", "repair_arguments",
+    "Reader", "Results", "Site", "Turn", "prepare", "repair_arguments",
 ]
 
 
@@ -47,17 +48,23 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     `tools_as_text` (calls already text), server-run calls stay text too."""
     prep = Prepared([], [system] if system else [], sources, messages=messages)
     reader = Reader(prep, cap, repair, model, thinking_as_text)
-    prep.turns = reader.read(messages)
+    turns = reader.read(messages)
     if not repair:
+        prep.turns = turns
         prep.repaired = False
         return prep
+    ids = WireIds(prep, cap)
+    ids.run(turns, reader.sites)
+    results = ids.results
     replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound,
                     items=not tools_as_text)
-    results = reader.ids.results
-    placement = Placement(prep, results, reader.reasoning, replay)
-    prep.turns = placement.settle(reader.settle) if reader.placed.regular else placement.run()
+    place = Placement(prep, results, reader.reasoning | reader.bound)
+    turns, positions = place.grouped(turns, reader.settle) if \
+        placement.in_place(turns, reader.sites, results) else place.run(turns)
+    turns = replay.run(turns, positions, reader.reasoning)
     if cap.own_items and not tools_as_text:
-        prep.turns = replay.server_items(prep.turns)
+        turns = replay.server_items(turns)
+    prep.turns = turns
     limit_images(prep, reader.images, results, cap)
     if reader.documents:
         limit_documents(prep, reader.documents, results, cap)

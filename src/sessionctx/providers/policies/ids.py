@@ -18,7 +18,7 @@ from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.pairing import OpenCalls
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.turns import Block, Prepared
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -140,6 +140,33 @@ class WireIds:
         # by stored call id: (wire id, wire name) of each call still to be answered
         self.open_calls: OpenCalls[tuple[str, str]] = OpenCalls()
         self.results: Results = {}  # every result that answers a call, by wire id
+
+    def run(self, turns: list[Turn], sites: list[Site]) -> None:
+        """The ids pass: every call and result the reader read (`sites`, in message order)
+        given its wire id and name. A stored call that changes is replaced by a copy in its
+        turn (the reader's lists of calls are its own); the reader's copies change in place."""
+        copied = self.prep.copied
+        call = self.call
+        for position, k, i in sites:
+            blocks = turns[position].blocks
+            block = blocks[k]
+            if block["type"] == RESULT:
+                self.answer(block, i)
+                continue
+            stored = copied.get(id(block))
+            if stored is not None:
+                block["id"], block["name"], block["arguments"], _ = call(
+                    stored, block["id"], block["name"], block["arguments"], i)
+                continue
+            wire, name, args, same = call(block, block["id"], block["name"],
+                                          block["arguments"], i)
+            if not same:
+                new: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
+                signature = block.get("thoughtSignature")
+                if signature is not None:
+                    new["thoughtSignature"] = signature
+                copied[id(new)] = block
+                blocks[k] = new
 
     def call(self, block: Block, call_id: str | None, name: str | None, args: Any,
              i: int) -> tuple[str | None, str, dict[str, Any], bool]:
