@@ -40,11 +40,13 @@ class Source(msgspec.Struct, frozen=True, gc=False):
 
     def position(self) -> int:
         """Where the record stands in its session: its store seq, file line or array index
-        (0 when it has none)."""
-        for value in (self.seq, self.line, self.index):
-            if value is not None:
-                return value
-        return 0
+        (0 when it has none). Written out, not as a loop: it is the key changes are sorted
+        by (`change_order`), once for every change of a request's log."""
+        if self.seq is not None:
+            return self.seq
+        if self.line is not None:
+            return self.line
+        return self.index if self.index is not None else 0
 
     def order(self) -> tuple[int, int]:
         """The one order of sources: by position, then a record before the messages inside
