@@ -12,7 +12,7 @@ pairs the turns it places with it (providers/policies/ids.py `WireIds`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
@@ -116,6 +116,24 @@ class Pairing(msgspec.Struct):
         entry.paired = True
         self._answered.add(call_id)
         return entry
+
+
+def context_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Every call id and every id a result answers, in `messages`: what a new id avoids."""
+    taken = {i for m in messages for i in call_ids(m)}
+    taken.update(rid for m in messages if (rid := result_id(m)) is not None)
+    return taken
+
+
+def renamed_id(call_id: str, taken: Callable[[str], bool], first: int = 2) -> str:
+    """The id a call that reuses `call_id` gets: `<call_id>_<n>` for the least n from `first`
+    up that `taken` refuses none of. `build` (providers/policies/ids.py) and `repair`
+    (writeback/wanted.py) both name a reused id by it, so a request built from a session and
+    the session repaired name the call alike."""
+    n = first
+    while taken(f"{call_id}_{n}"):
+        n += 1
+    return f"{call_id}_{n}"
 
 
 REUSED_KIND = "duplicate_call_id"  # what `check` names a call found by `repeated_calls`

@@ -16,7 +16,7 @@ from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind
-from sessionctx.pairing import OpenCalls
+from sessionctx.pairing import OpenCalls, context_ids, renamed_id
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn
 
@@ -115,6 +115,7 @@ class WireIds:
     before a rewrite, would not match its call where the API matches by name)."""
 
     __slots__ = (
+        "context_ids",
         "fits",
         "good_names",
         "max_len",
@@ -134,7 +135,8 @@ class WireIds:
         self.reason = f"tool ids must match {cap.id_pattern} with at most " \
             f"{cap.id_max_len} characters (or were taken)"
         self.seen: set[str] = set()  # stored ids of the calls so far
-        self.renamed: dict[str, int] = {}  # stored id -> how many calls have used it
+        self.renamed: dict[str, int] = {}  # stored id -> the n of its last `<id>_<n>`
+        self.context_ids: set[str] | None = None  # every call and result id of the messages
         self.used: set[str] = set()  # wire ids taken
         self.good_names: set[str] = set()  # names known to fit the pattern
         # by stored call id: (wire id, wire name) of each call still to be answered
@@ -225,10 +227,15 @@ class WireIds:
         return new
 
     def _wire_id(self, call_id: str, i: int, block: Block) -> str:
-        """The id for a reused call id."""
-        n = self.renamed.get(call_id, 1) + 1
-        self.renamed[call_id] = n
-        unique = f"{call_id}_{n}"
+        """The id for a reused call id: named as `repair` names it (`pairing.renamed_id`),
+        clear of every id of the messages and every wire id taken, then fitted to the
+        pattern."""
+        if self.context_ids is None:  # asked only once a call reuses an id
+            self.context_ids = context_ids(self.prep.messages or [])
+        taken, used = self.context_ids, self.used
+        unique = renamed_id(call_id, lambda new: new in taken or new in used,
+                            self.renamed.get(call_id, 1) + 1)
+        self.renamed[call_id] = int(unique.rpartition("_")[2])
         self.prep.log(ChangeKind.DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
                       block=block, old=call_id, new=unique)
         return self._rewritten(unique, id_map_entry(unique, self.fits, self.max_len,
