@@ -148,12 +148,12 @@ class WireIds:
         given its wire id and name. A stored call that changes is replaced by a copy in its
         turn (the reader's lists of calls are its own); the reader's copies change in place."""
         copied = self.prep.copied
-        call = self.call
+        call, answer = self.call, self.answer
         for position, k, i in sites:
-            blocks = turns[position].blocks
+            blocks = turns[position][1]
             block = blocks[k]
             if block["type"] == RESULT:
-                self.answer(block, i)
+                answer(block, i)
                 continue
             stored = copied.get(id(block))
             if stored is not None:

@@ -13,6 +13,7 @@ from sessionctx.providers.policies.ids import Results
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn, keep
 
 EMPTY_OUTPUT = "(no output)"
+_NONE = (0, None)  # what `in_place` finds for a wire id no result answers
 ERROR_NOTE = "(the tool reported an error)"
 
 
@@ -43,25 +44,26 @@ def in_place(turns: list[Turn], sites: list[Site], results: Results) -> bool:
     expect: list[str | None] = []  # the wire ids of the calls of the last message with calls
     at = -1  # that message's index
     answered = 0  # how many of its calls the results since have answered, in order
+    calls = 0  # len(expect)
     for position, k, i in sites:
-        block = turns[position].blocks[k]
+        block = turns[position][1][k]
         wire = block["id"]
         if block["type"] == RESULT:
-            if answered == len(expect) or i != at + 1 + answered or wire != expect[answered]:
-                return False
-            found = results.get(wire)
-            if found is None or found[1] is not block:
+            if answered == calls or i != at + 1 + answered or wire != expect[answered] or \
+                    results.get(wire, _NONE)[1] is not block:
                 return False
             answered += 1
-        else:
-            if i != at:
-                if answered < len(expect):
-                    return False
-                expect = []
-                answered = 0
-                at = i
+        elif i == at:
             expect.append(wire)
-    return answered == len(expect)
+            calls += 1
+        elif answered < calls:
+            return False
+        else:
+            expect = [wire]
+            calls = 1
+            answered = 0
+            at = i
+    return answered == calls
 
 
 @dataclass(slots=True)
