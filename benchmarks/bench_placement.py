@@ -24,8 +24,7 @@ PROVIDERS = ("anthropic", "openai-chat", "gemini")
 SHORT = placement.in_place
 
 
-def _full(turns: list[policies.Turn], sites: list[policies.Site],
-          results: policies.Results) -> bool:
+def _full(sites: list[policies.Site], results: policies.Results) -> bool:
     """The short path refused, so placement runs in full."""
     return False
 

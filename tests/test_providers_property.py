@@ -198,10 +198,10 @@ def test_a_history_with_results_in_place_takes_the_short_path() -> None:
         # reasoning another model wrote is dropped as it is read: nothing left to settle
         prep = policies.Prepared([], [])
         reader = policies.Reader(prep, cap, True, target)
-        turns = reader.read(messages)
+        reader.read(messages)
         ids = WireIds(prep, cap)
-        ids.run(turns, reader.sites)
-        assert placement.in_place(turns, reader.sites, ids.results)
+        ids.run(reader.sites)
+        assert placement.in_place(reader.sites, ids.results)
         assert reader.settle == settle
     body = json.loads(_built(messages, "anthropic")[0])
     assert body["messages"][1]["content"][0]["type"] == "thinking"  # same model: replayed

@@ -40,18 +40,18 @@ class Source(msgspec.Struct, frozen=True, gc=False):
 
     def position(self) -> int:
         """Where the record stands in its session: its store seq, file line or array index
-        (0 when it has none). Written out, not as a loop: it is the key changes are sorted
-        by (`change_order`), once for every change of a request's log."""
-        if self.seq is not None:
-            return self.seq
-        if self.line is not None:
-            return self.line
-        return self.index if self.index is not None else 0
+        (0 when it has none)."""
+        return self.order()[0]
 
     def order(self) -> tuple[int, int]:
         """The one order of sources: by position, then a record before the messages inside
-        it (its parts, in order)."""
-        return (self.position(), self.part if self.part is not None else -1)
+        it (its parts, in order). The position is worked out here, not by calling `position`:
+        this is the key a request's change log is sorted by, once for every change."""
+        at = self.seq
+        if at is None:
+            at = self.line if self.line is not None else \
+                self.index if self.index is not None else 0
+        return (at, self.part if self.part is not None else -1)
 
     def of_block(self, i: int) -> Source:
         """Where content block `i` of this record's message came from."""

@@ -54,13 +54,13 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
         prep.repaired = False
         return prep
     ids = WireIds(prep, cap)
-    ids.run(turns, reader.sites)
+    ids.run(reader.sites)
     results = ids.results
     replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound,
                     items=not tools_as_text)
     place = Placement(prep, results, reader.reasoning | reader.bound)
     turns, positions = place.grouped(turns, reader.settle) if \
-        placement.in_place(turns, reader.sites, results) else place.run(turns)
+        placement.in_place(reader.sites, results) else place.run(turns)
     turns = replay.run(turns, positions, reader.reasoning)
     if cap.own_items and not tools_as_text:
         turns = replay.server_items(turns)

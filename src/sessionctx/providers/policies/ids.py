@@ -18,7 +18,7 @@ from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.pairing import OpenCalls, context_ids, renamed_id
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -143,14 +143,13 @@ class WireIds:
         self.open_calls: OpenCalls[tuple[str, str]] = OpenCalls()
         self.results: Results = {}  # every result that answers a call, by wire id
 
-    def run(self, turns: list[Turn], sites: list[Site]) -> None:
+    def run(self, sites: list[Site]) -> None:
         """The ids pass: every call and result the reader read (`sites`, in message order)
         given its wire id and name. A stored call that changes is replaced by a copy in its
         turn (the reader's lists of calls are its own); the reader's copies change in place."""
         copied = self.prep.copied
         call, answer = self.call, self.answer
-        for position, k, i in sites:
-            blocks = turns[position][1]
+        for blocks, k, i in sites:
             block = blocks[k]
             if block["type"] == RESULT:
                 answer(block, i)

@@ -34,7 +34,7 @@ def error_in_text(prep: Prepared, cap: Capability, content: list[Block], index: 
     return [{"type": "text", "text": ERROR_NOTE}, *content]
 
 
-def in_place(turns: list[Turn], sites: list[Site], results: Results) -> bool:
+def in_place(sites: list[Site], results: Results) -> bool:
     """Whether every result already stands where placement would put it: the results of each
     assistant message with calls are the messages right after it, answering its calls in
     order (the reader then read them into one user turn), and no other result is read. Placement
@@ -45,8 +45,8 @@ def in_place(turns: list[Turn], sites: list[Site], results: Results) -> bool:
     at = -1  # that message's index
     answered = 0  # how many of its calls the results since have answered, in order
     calls = 0  # len(expect)
-    for position, k, i in sites:
-        block = turns[position][1][k]
+    for blocks, k, i in sites:
+        block = blocks[k]
         wire = block["id"]
         if block["type"] == RESULT:
             if answered == calls or i != at + 1 + answered or wire != expect[answered] or \

@@ -67,8 +67,7 @@ class Reader:
         self.repair = repair
         self.model = model
         self.as_text = as_text
-        self.turn = 0  # the position the turn being read will take
-        self.blocks: list[Block] = []  # the blocks read so far of the message being read
+        self.blocks: list[Block] = []  # the blocks of the message being read, as they are read
         self.message: Message = {}  # the assistant message being read
         self.foreign: bool | None = None  # whether it is from another API or model; None: unasked
         self.thinking_dropped = self.thinking_converted = 0  # of the assistant message
@@ -103,10 +102,9 @@ class Reader:
                     turns.append(_turn(Turn, ("user", group, i)))
                 else:
                     group.append(result)
-                sites.append((len(turns) - 1, len(group) - 1, i))
+                sites.append((group, len(group) - 1, i))
                 continue
             group = None
-            self.turn = len(turns)
             if role == "assistant":
                 turn = _turn(Turn, ("assistant", self._assistant(m, i), i))
             else:
@@ -277,7 +275,7 @@ class Reader:
             name = None
             canonical = False
         if self.repair:
-            self.sites.append((self.turn, len(self.blocks), i))
+            self.sites.append((self.blocks, len(self.blocks), i))
         if canonical and ITEM_ID not in block and "arguments" in block:
             return block
         call: Block = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}

@@ -37,10 +37,10 @@ class Turn(NamedTuple):
     message_index: int | None  # the context message it came from; None for one sessionctx added
 
 
-# Where the reader read a call or a result, in message order: (position of its turn, position
-# of the block in the turn, index of its message). The ids pass and placement walk these, not
+# Where the reader read a call or a result, in message order: (the block list of its turn, its
+# position in that list, the index of its message). The ids pass and placement walk these, not
 # every block of every turn.
-Site = tuple[int, int, int]
+Site = tuple["list[Block]", int, int]
 
 
 # Block types the reader adds to the native ones, and the one reasoning.py `server_items` does.
