@@ -213,11 +213,14 @@ NO_DETAIL: dict[str, Any] = {}
 (a file of skipped records makes a change per record). Nothing modifies a change's detail."""
 
 
+NO_RECORD_ORDER = (-1, -1)  # where a change about no record stands: first
+
+
 def change_order(change: Change) -> tuple[int, int]:
     """The one order of changes, used wherever changes are merged or sorted: by where their
     record is (`Source.order`); a change about no record first."""
     src = change.record
-    return (-1, -1) if src is None else src.order()
+    return NO_RECORD_ORDER if src is None else src.order()
 
 
 def in_order(logged: list[Change], assembled: list[Change]) -> list[Change]:

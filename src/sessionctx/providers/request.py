@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionctx.changes import Change, Source, change_order
+from sessionctx.changes import Change, Source, in_order
 from sessionctx.context import Context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
@@ -82,11 +82,7 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
         undefined = _tools(prep, body, provider, opts)
         if target.finish is not None and repair:
             target.finish(body, prep, cap)
-        changes = prep.changes
-        if early:
-            changes[:0] = early
-        if sources is not None:  # without sources every change is about no record
-            changes.sort(key=change_order)  # one pass over runs the passes logged in order
+        changes = in_order(early, prep.ordered_changes()) if early else prep.ordered_changes()
         del prep  # the turns go before the collector runs again, so it never scans them
     return Request(body, changes, provider, chosen, undefined)
 
