@@ -13,10 +13,11 @@ module per concern of docs/provider-rules.md, each keyed off the capability row 
 | roles and system messages            | roles.py       |
 | thinking switch, prefill, call limits | request_settings.py (run by build_request after these) |
 
-`prepare` runs them in that order: read (with ids and placement's short path run on each
-message as it is read, so the changes of one message are logged in the order of its blocks),
-placement, reasoning, limits, roles. Every change goes into one log, named by a member of
-`changes.ChangeKind`, the one vocabulary of change kinds.
+`prepare` runs them as passes over the turns, in that order: read, ids, placement, reasoning,
+limits, roles (read and ids over windows of messages, one after the other). Every change goes
+into one log, named by a member of `changes.ChangeKind`, the one vocabulary of change kinds;
+the log comes out in the one order of changes (`Prepared.ordered_changes`), so it does not
+depend on which pass logged a change first.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ from sessionctx.providers.policies.reasoning import Replay
 from sessionctx.providers.policies.roles import CONTINUED, first_user, merge_roles, place_systems
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn
 
+# Messages read before the ids pass runs over their calls and results: the pass then finds
+# them still in the processor's cache (over a whole 10k-message context it ran a third slower
+# a message than over 3k; benchmarks/bench_providers.py). Passes are in message order, so the
+# turns and ids are the same in windows as at once.
+WINDOW = 256
+
 __all__ = [
     "CONTINUED", "EMPTY_OUTPUT", "ERROR_NOTE", "RAW_ARGUMENTS_KEY", "RESULT", "Block", "Prepared",
     "Reader", "Results", "Site", "Turn", "prepare", "repair_arguments",
@@ -48,13 +55,17 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     `tools_as_text` (calls already text), server-run calls stay text too."""
     prep = Prepared([], [system] if system else [], sources, messages=messages)
     reader = Reader(prep, cap, repair, model, thinking_as_text)
-    turns = reader.read(messages)
     if not repair:
-        prep.turns = turns
+        prep.turns = reader.read(messages)
         prep.repaired = False
         return prep
     ids = WireIds(prep, cap)
-    ids.run(reader.sites)
+    done = 0
+    for start in range(0, len(messages), WINDOW):
+        turns = reader.read(messages, start, start + WINDOW)
+        ids.run(reader.sites, done)
+        done = len(reader.sites)
+    turns = reader.turns
     results = ids.results
     replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound,
                     items=not tools_as_text)

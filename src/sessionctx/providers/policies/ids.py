@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 from sessionctx import decoding
@@ -143,13 +144,14 @@ class WireIds:
         self.open_calls: OpenCalls[tuple[str, str]] = OpenCalls()
         self.results: Results = {}  # every result that answers a call, by wire id
 
-    def run(self, sites: list[Site]) -> None:
-        """The ids pass: every call and result the reader read (`sites`, in message order)
-        given its wire id and name. A stored call that changes is replaced by a copy in its
-        turn (the reader's lists of calls are its own); the reader's copies change in place."""
+    def run(self, sites: list[Site], start: int = 0) -> None:
+        """The ids pass: every call and result the reader read (`sites` from `start`, in
+        message order) given its wire id and name. A stored call that changes is replaced by
+        a copy in its turn (the reader's lists of calls are its own); the reader's copies
+        change in place."""
         copied = self.prep.copied
         call, answer = self.call, self.answer
-        for blocks, k, i in sites:
+        for blocks, k, i in islice(sites, start, None):
             block = blocks[k]
             if block["type"] == RESULT:
                 answer(block, i)

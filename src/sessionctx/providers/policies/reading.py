@@ -67,6 +67,8 @@ class Reader:
         self.repair = repair
         self.model = model
         self.as_text = as_text
+        self.turns: list[Turn] = []
+        self.group: list[Block] | None = None  # the results of the last turn read, if any
         self.blocks: list[Block] = []  # the blocks of the message being read, as they are read
         self.message: Message = {}  # the assistant message being read
         self.foreign: bool | None = None  # whether it is from another API or model; None: unasked
@@ -83,14 +85,17 @@ class Reader:
         self.bound: set[int] = set()
         self.settle: list[int] = []
 
-    def read(self, messages: list[Message]) -> list[Turn]:
-        """The turns of `messages`; with repairs, the results of consecutive messages are one
-        user turn, and turns with nothing in them are dropped."""
-        turns: list[Turn] = []
+    def read(self, messages: list[Message], start: int = 0,
+             stop: int | None = None) -> list[Turn]:
+        """The turns of `messages` (from `start` up to `stop`, after those read before); with
+        repairs, the results of consecutive messages are one user turn, and turns with nothing
+        in them are dropped."""
+        turns = self.turns
         repair = self.repair
         sites = self.sites
-        group: list[Block] | None = None  # the results of the user turn being read
-        for i, m in enumerate(messages):
+        group = self.group
+        for i in range(start, len(messages) if stop is None else min(stop, len(messages))):
+            m = messages[i]
             role = m.get("role")
             if role == "toolResult" or role == "tool":
                 result = self._result(m, i)
@@ -121,6 +126,7 @@ class Reader:
             if i in self.reasoning or i in self.bound:
                 self.settle.append(len(turns))
             turns.append(turn)
+        self.group = group
         return turns
 
     def _content(self, content: Any, i: int, result: Block | None,
