@@ -13,7 +13,6 @@ from sessionctx.providers.policies.ids import Results
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn, keep
 
 EMPTY_OUTPUT = "(no output)"
-_NONE = (0, None)  # what `in_place` finds for a wire id no result answers
 ERROR_NOTE = "(the tool reported an error)"
 
 
@@ -45,14 +44,15 @@ def in_place(sites: list[Site], results: Results) -> bool:
     at = -1  # that message's index
     answered = 0  # how many of its calls the results since have answered, in order
     calls = 0  # len(expect)
+    matched = 0  # results read where a call's result belongs
     for blocks, k, i in sites:
         block = blocks[k]
         wire = block["id"]
         if block["type"] == RESULT:
-            if answered == calls or i != at + 1 + answered or wire != expect[answered] or \
-                    results.get(wire, _NONE)[1] is not block:
+            if answered == calls or i != at + 1 + answered or wire != expect[answered]:
                 return False
             answered += 1
+            matched += 1
         elif i == at:
             expect.append(wire)
             calls += 1
@@ -63,7 +63,10 @@ def in_place(sites: list[Site], results: Results) -> bool:
             calls = 1
             answered = 0
             at = i
-    return answered == calls
+    # each call's wire id is its own, so a result that answers a call holds it only in its one
+    # place: when every result read stands in a call's place, a result that answers no call
+    # among them leaves fewer answering results than places
+    return answered == calls and matched == len(results)
 
 
 @dataclass(slots=True)
