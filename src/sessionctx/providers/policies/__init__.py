@@ -62,7 +62,7 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     ids = WireIds(prep, cap)
     done = 0
     for start in range(0, len(messages), WINDOW):
-        turns = reader.read(messages, start, start + WINDOW)
+        reader.read(messages, start, start + WINDOW)
         ids.run(reader.sites, done)
         done = len(reader.sites)
     turns = reader.turns
