@@ -1,5 +1,5 @@
-"""Whether placement's short path pays: the provider step with results grouped as they are read
-(policies/placement.py `InPlace`, taken when every result already follows its calls) against the
+"""Whether placement's short path pays: the provider step with results kept as they were read
+(policies/placement.py `in_place`, true when every result already follows its calls) against the
 same step made to run full placement (`Placement.run`), which gives the same body and changes
 (tests/test_providers_property.py). Ratios above 1 mean the short path pays; it is kept only
 while they are.
@@ -13,22 +13,20 @@ import sys
 from pathlib import Path
 
 from sessionctx.context import Context, build_context
-from sessionctx.messages import Message
 from sessionctx.providers import build_request, policies
+from sessionctx.providers.policies import placement
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the package
 from benchmarks.bench_providers import synthetic
 from benchmarks.turns import REPEATS, least
 
 PROVIDERS = ("anthropic", "openai-chat", "gemini")
-SHORT = policies.Reader.read
+SHORT = placement.in_place
 
 
-def _full(reader: policies.Reader, messages: list[Message]) -> list[policies.Turn]:
-    """The reader's turns with its short path refused, so placement runs in full."""
-    turns = SHORT(reader, messages)
-    reader.placed.regular = False
-    return turns
+def _full(sites: list[policies.Site], results: policies.Results) -> bool:
+    """The short path refused, so placement runs in full."""
+    return False
 
 
 def main() -> None:
@@ -40,15 +38,15 @@ def main() -> None:
         for provider in PROVIDERS:
 
             def short(provider: str = provider, ctx: Context = ctx) -> None:
-                policies.Reader.read = SHORT  # type: ignore[method-assign]
+                placement.in_place = SHORT
                 build_request(ctx, provider)
 
             def full(provider: str = provider, ctx: Context = ctx) -> None:
-                policies.Reader.read = _full  # type: ignore[method-assign, assignment]
+                placement.in_place = _full
                 build_request(ctx, provider)
 
             fast, slow = least((short, None), (full, None))
-            policies.Reader.read = SHORT  # type: ignore[method-assign]
+            placement.in_place = SHORT
             print(f"  {provider:<12} short path {fast * 1000:6.1f} ms, full placement "
                   f"{slow * 1000:6.1f} ms: full / short {slow / fast:.2f}")
 

@@ -267,7 +267,8 @@ def repair_vs_build() -> None:
     CPU time of this process, the best of 7, which a busy machine blurs less than wall time."""
     from sessionctx.context import build_context
     from sessionctx.providers import build_from_messages
-    from sessionctx.providers.wire import records_of, repair_request
+    from sessionctx.providers.wire import repair_request
+    from sessionctx.providers.wire_read import records_of
     doc = json.loads(body(1_000_000, False, broken=True))
     best = {"proxy": float("inf"), "dict": float("inf"), "build": float("inf")}
     for _ in range(7):

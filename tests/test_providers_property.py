@@ -23,6 +23,8 @@ from sessionctx.providers import (
     validate,
 )
 from sessionctx.providers.capabilities import capability
+from sessionctx.providers.policies import placement
+from sessionctx.providers.policies.ids import WireIds
 from tests.conftest import recs
 from tests.sdk_types import sdk_check
 
@@ -166,13 +168,8 @@ def _built(messages: list[Msg], provider: str) -> tuple[str, list[str]]:
     return json.dumps(req.body), sorted(json.dumps(c.to_json()) for c in req.changes)
 
 
-def _read_as_irregular(reader: Any, messages: list[Msg]) -> list[Any]:
-    turns = READ(reader, messages)
-    reader.placed.regular = False
-    return turns
-
-
-READ = policies.Reader.read
+def _never_in_place(*_: Any) -> bool:
+    return False
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -184,7 +181,7 @@ def test_the_short_path_for_results_in_place_agrees_with_full_placement(
     for provider in PROVIDERS:
         short = _built(messages, provider)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(policies.Reader, "read", _read_as_irregular)
+            patch.setattr(placement, "in_place", _never_in_place)
             full = _built(messages, provider)
         assert short == full, provider
 
@@ -197,12 +194,15 @@ def test_a_history_with_results_in_place_takes_the_short_path() -> None:
                  "api": "anthropic-messages", "model": "claude-opus-4-8"},
                 {"role": "toolResult", "toolCallId": "a", "content": []}]
     cap, model = capability("anthropic")
-    reader = policies.Reader(policies.Prepared([], []), cap, True, model)
-    reader.read(messages)
-    assert reader.placed.regular and reader.settle == [1]
-    foreign = policies.Reader(policies.Prepared([], []), cap, True, "claude-opus-5")
-    foreign.read(messages)  # reasoning another model wrote is dropped as it is read
-    assert foreign.placed.regular and foreign.settle == []
+    for target, settle in ((model, [1]), ("claude-opus-5", [])):
+        # reasoning another model wrote is dropped as it is read: nothing left to settle
+        prep = policies.Prepared([], [])
+        reader = policies.Reader(prep, cap, True, target)
+        reader.read(messages)
+        ids = WireIds(prep, cap)
+        ids.run(reader.sites)
+        assert placement.in_place(reader.sites, ids.results)
+        assert reader.settle == settle
     body = json.loads(_built(messages, "anthropic")[0])
     assert body["messages"][1]["content"][0]["type"] == "thinking"  # same model: replayed
     assert body["messages"][2]["content"][0]["content"][0]["text"] == policies.EMPTY_OUTPUT
@@ -270,6 +270,18 @@ def test_tolerated_shapes_give_valid_bodies_by_either_path(messages: list[Msg]) 
             sdk_check(provider, body)
         short = _built(messages, provider)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(policies.Reader, "read", _read_as_irregular)
+            patch.setattr(placement, "in_place", _never_in_place)
             assert _built(messages, provider) == short, provider
     assert messages == before
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history(), st.integers(1, 3))
+def test_reading_in_windows_gives_the_same_request(messages: list[Msg], window: int) -> None:
+    # read and ids run over windows of messages; a result group or a call's results split
+    # across windows must give the same body and changes as one window
+    for provider in PROVIDERS:
+        whole = _built(messages, provider)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(policies, "WINDOW", window)
+            assert _built(messages, provider) == whole, provider

@@ -14,7 +14,10 @@ from typing import Any
 
 import pytest
 
+from sessionctx.context import build_context
+from sessionctx.inputs import read_input
 from sessionctx.pairing import repeated_calls
+from sessionctx.providers import build_request
 from sessionctx.writeback import repair
 from tests.repair_helpers import assert_repaired, jsonl, objects, run
 
@@ -242,3 +245,22 @@ def test_new_id_avoids_the_ids_of_a_sidechain(tmp_path: Path) -> None:
     path.write_bytes(original)
     report = assert_repaired(path, original, "claude-code")
     assert {c["detail"]["new"] for c in report["changes"]} == {"toolu_01_3"}
+
+
+@pytest.mark.parametrize("order", ["taken before", "taken after"])
+def test_build_and_repair_give_a_reused_id_the_same_new_id(tmp_path: Path, order: str) -> None:
+    # the file already holds `toolu_01_2` (before or after the reuse): both skip it, both
+    # name the reused call `toolu_01_3`
+    taken = [("assistant", [use("toolu_01_2")]), ("user", [res("toolu_01_2")])]
+    reuse = [("assistant", [use("toolu_01")]), ("user", [res("toolu_01")])]
+    steps = [("user", "go"), *reuse, *(taken + reuse if order == "taken before" else
+                                       reuse + taken)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(chain(*steps)))
+    body = build_request(build_context(read_input(str(path)).records), "anthropic").body
+    built = [b["id"] for m in body["messages"] for b in m["content"]
+             if isinstance(b, dict) and b.get("type") == "tool_use"]
+    assert repair(str(path)).written
+    repaired, _ = calls_and_results(path.read_bytes())
+    assert built == repaired
+    assert "toolu_01_3" in built and "toolu_01_2" in built

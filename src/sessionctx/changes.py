@@ -41,15 +41,17 @@ class Source(msgspec.Struct, frozen=True, gc=False):
     def position(self) -> int:
         """Where the record stands in its session: its store seq, file line or array index
         (0 when it has none)."""
-        for value in (self.seq, self.line, self.index):
-            if value is not None:
-                return value
-        return 0
+        return self.order()[0]
 
     def order(self) -> tuple[int, int]:
         """The one order of sources: by position, then a record before the messages inside
-        it (its parts, in order)."""
-        return (self.position(), self.part if self.part is not None else -1)
+        it (its parts, in order). The position is worked out here, not by calling `position`:
+        this is the key a request's change log is sorted by, once for every change."""
+        at = self.seq
+        if at is None:
+            at = self.line if self.line is not None else \
+                self.index if self.index is not None else 0
+        return (at, self.part if self.part is not None else -1)
 
     def of_block(self, i: int) -> Source:
         """Where content block `i` of this record's message came from."""
@@ -211,11 +213,14 @@ NO_DETAIL: dict[str, Any] = {}
 (a file of skipped records makes a change per record). Nothing modifies a change's detail."""
 
 
+NO_RECORD_ORDER = (-1, -1)  # where a change about no record stands: first
+
+
 def change_order(change: Change) -> tuple[int, int]:
     """The one order of changes, used wherever changes are merged or sorted: by where their
     record is (`Source.order`); a change about no record first."""
     src = change.record
-    return (-1, -1) if src is None else src.order()
+    return NO_RECORD_ORDER if src is None else src.order()
 
 
 def in_order(logged: list[Change], assembled: list[Change]) -> list[Change]:

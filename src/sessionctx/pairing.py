@@ -11,8 +11,7 @@ pairs the turns it places with it (providers/policies/ids.py `WireIds`).
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
@@ -42,12 +41,14 @@ class OpenCalls(Generic[T]):
     __slots__ = ("_open",)
 
     def __init__(self) -> None:
-        self._open: dict[str, deque[T]] = {}
+        # a list, not a deque: nearly every id is opened once, and a one-entry list costs a
+        # third of a deque to make (a deque allocates a block of 64 slots)
+        self._open: dict[str, list[T]] = {}
 
     def open(self, call_id: str, entry: T) -> None:
         queue = self._open.get(call_id)
         if queue is None:
-            self._open[call_id] = deque((entry,))
+            self._open[call_id] = [entry]
         else:
             queue.append(entry)
 
@@ -57,7 +58,7 @@ class OpenCalls(Generic[T]):
         queue = self._open.get(call_id)
         if queue is None:
             return None
-        entry = queue.popleft()
+        entry = queue.pop(0)
         if not queue:
             del self._open[call_id]
         return entry
@@ -116,6 +117,24 @@ class Pairing(msgspec.Struct):
         entry.paired = True
         self._answered.add(call_id)
         return entry
+
+
+def context_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Every call id and every id a result answers, in `messages`: what a new id avoids."""
+    taken = {i for m in messages for i in call_ids(m)}
+    taken.update(rid for m in messages if (rid := result_id(m)) is not None)
+    return taken
+
+
+def renamed_id(call_id: str, taken: Callable[[str], bool], first: int = 2) -> str:
+    """The id a call that reuses `call_id` gets: `<call_id>_<n>` for the least n from `first`
+    up that `taken` refuses none of. `build` (providers/policies/ids.py) and `repair`
+    (writeback/wanted.py) both name a reused id by it, so a request built from a session and
+    the session repaired name the call alike."""
+    n = first
+    while taken(f"{call_id}_{n}"):
+        n += 1
+    return f"{call_id}_{n}"
 
 
 REUSED_KIND = "duplicate_call_id"  # what `check` names a call found by `repeated_calls`

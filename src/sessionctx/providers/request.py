@@ -2,8 +2,10 @@
 
 `build_request` runs the provider step (policies/) with the provider's capability row and maps
 the result to the provider's wire format with the renderer the registry names; every change
-goes into the same change log as the core build. `validate` checks a body against the
-provider's rules and returns every violation.
+goes into the same change log as the core build, in the one order of changes
+(`changes.change_order`: by the record each concerns, changes about the request as a whole
+first, and in the order the passes logged them among changes about the same record).
+`validate` checks a body against the provider's rules and returns every violation.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionctx.changes import Change, Source
+from sessionctx.changes import Change, Source, in_order
 from sessionctx.context import Context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
@@ -74,15 +76,13 @@ def build_from_messages(messages: list[Message], sources: list[Source] | None, p
     with paused_gc():  # a body is a large acyclic tree, like the context it comes from
         prep = prepare(messages, sources, cap, chosen, system, repair, opts.thinking_as_text,
                        opts.tools_as_text)
-        if early:
-            prep.changes[:0] = early
         if repair:
             request_settings.apply(prep, cap, opts.thinking, opts.prefill)
         body = target.render(prep, cap)
         undefined = _tools(prep, body, provider, opts)
         if target.finish is not None and repair:
             target.finish(body, prep, cap)
-        changes = prep.changes
+        changes = in_order(early, prep.ordered_changes()) if early else prep.ordered_changes()
         del prep  # the turns go before the collector runs again, so it never scans them
     return Request(body, changes, provider, chosen, undefined)
 

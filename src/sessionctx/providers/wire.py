@@ -22,26 +22,29 @@ body as it is: a repair never loses what it cannot read (`RepairedRequest.unread
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions, PendingCall, build_context
-from sessionctx.formats.common import message_record
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
-from sessionctx.providers.registry import provider as registered
 from sessionctx.providers.request import BuildRequestOptions, build_from_messages, validate
 from sessionctx.providers.violations import Violation
-from sessionctx.records import ReadResult, Record
+from sessionctx.providers.wire_read import (
+    ANTHROPIC,
+    APIS,
+    GEMINI,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    READERS,
+    forget_given_ids,
+    rules_model,
+)
 
-__all__ = ["APIS", "HISTORY_KEYS", "RepairedRequest", "repair_request"]
+__all__ = ["ANTHROPIC", "APIS", "GEMINI", "HISTORY_KEYS", "OPENAI_CHAT", "OPENAI_RESPONSES",
+           "RepairedRequest", "repair_request"]
 
-# the registry's names of the APIs whose bodies this module reads
-ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI = (
-    "anthropic", "openai-chat", "openai-responses", "gemini")
-APIS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, GEMINI)
 # the keys of a body that hold its history: the ones a repair replaces
 HISTORY_KEYS: dict[str, tuple[str, ...]] = {
     ANTHROPIC: ("messages",),
@@ -52,7 +55,6 @@ HISTORY_KEYS: dict[str, tuple[str, ...]] = {
 # a rule the validators state for shapes they render, not one the API itself enforces on what
 # it is sent: a block or item of a type sessionctx does not render is the API's business
 _NOT_OURS = ("unsupported block type", "unsupported item type", "unsupported part")
-_GEMINI_ID = "sessionctx-gemini-call-"  # an id given to a Gemini call sent without one
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,13 +102,13 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
         from sessionctx.errors import BadArgument
         raise BadArgument(f"unknown API {api!r}; known: {', '.join(APIS)}")
     with paused_gc():  # the checked copies, records and context are large acyclic trees
-        chosen = model if model is not None else _model(api, body)
+        chosen = model if model is not None else rules_model(api, body)
         thinking, prefill = _settings(api, body)
         found = violations(api, body, chosen, settings=(thinking, prefill), from_text=from_text)
         if not found and not force:
             return RepairedRequest(api, body)
         asides = _asides(body) if api == ANTHROPIC else []
-        read = _READERS[api](_without_asides(body) if asides else body)
+        read = READERS[api](_without_asides(body) if asides else body)
         # a part no importer reads keeps the body as it is; a shape the build puts right (results
         # stored after another block) does not
         unread = tuple(p.message for p in read.problems if p.kind == "unreadable")
@@ -121,7 +123,7 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
         built = build_from_messages(messages, ctx.sources, api, chosen, None, options)
         history = {k: built.body[k] for k in HISTORY_KEYS[api] if k in built.body}
         if api == GEMINI:
-            _forget_given_ids(history["contents"])
+            forget_given_ids(history["contents"])
         if asides and "messages" in history:
             history["messages"] = _with_asides(history["messages"], asides)
         repaired = _spliced(body, history, HISTORY_KEYS[api])
@@ -149,19 +151,6 @@ def violations(api: str, body: dict[str, Any], model: str | None, *,
     return tuple(v for v in validate(_as_checked(api, body), api, model, thinking=thinking,
                                      prefill=prefill, from_text=from_text)
                  if not v.message.startswith(_NOT_OURS))
-
-
-def _named(body: dict[str, Any]) -> str | None:
-    model = body.get("model")
-    return model if isinstance(model, str) and model else None
-
-
-def _model(api: str, body: dict[str, Any]) -> str | None:
-    """The body's model for its capability row. Another maker's model name on this API is a
-    gateway's name for a model it serves here: the API's own rules (its default row) apply,
-    as the API enforces them whatever the name."""
-    model = _named(body)
-    return None if model is None or registered(api).maker_of(model) is not None else model
 
 
 def _settings(api: str, body: dict[str, Any]) -> tuple[bool | None, bool]:
@@ -290,124 +279,3 @@ def _with_asides(messages: list[Any], asides: list[tuple[int, Any]]) -> list[Any
             users += 1
     out.extend(m for _, m in pending)
     return out
-
-
-# ---- the native messages of each API's history
-
-def _read_anthropic(body: dict[str, Any]) -> ReadResult:
-    from sessionctx.formats.anthropic import read as anthropic
-    return anthropic.read(b"", None, body)
-
-
-def _read_chat(body: dict[str, Any]) -> ReadResult:
-    from sessionctx.formats.openai_chat import read as openai_chat
-    return openai_chat.read(b"", None, {k: v for k, v in body.items() if k != "history"})
-
-
-def _read_responses(body: dict[str, Any]) -> ReadResult:
-    from sessionctx.formats.openai_responses import read as openai_responses
-    return openai_responses.read(b"", None, body)
-
-
-def _read_gemini(body: dict[str, Any]) -> ReadResult:
-    """Gemini `contents`: user and model turns of parts. A call sent without an id answers
-    to the response of its name that follows it; the id it is given here is not sent back."""
-    result = ReadResult()
-    contents = body.get("contents")
-    open_calls: dict[str, list[str]] = {}
-    for i, content in enumerate(contents if isinstance(contents, list) else []):
-        src = Source(index=i)
-        if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
-            result.problems.append(_problem(f"contents[{i}]: not a content with parts"))
-            continue
-        role = "assistant" if content.get("role") == "model" else "user"
-        blocks: list[dict[str, Any]] = []
-        results: list[Message] = []
-        for j, part in enumerate(content["parts"]):
-            native = _gemini_part(part, i, j, open_calls, result)
-            if native is None:
-                continue
-            if native.get("role") == "toolResult":
-                results.append(native)
-            else:
-                blocks.append(native)
-        for message in results:
-            result.records.append(message_record(message, src, content, GEMINI))
-        if blocks or not results:
-            message = {"role": role, "content": blocks}
-            if role == "assistant":
-                message.update(api="google-generative-ai", provider="google",
-                               model=_named(body) or "", stopReason="stop")
-            result.records.append(message_record(message, src, content, GEMINI))
-    return result
-
-
-def _gemini_part(part: Any, i: int, j: int, open_calls: dict[str, list[str]],
-                 result: ReadResult) -> dict[str, Any] | None:
-    if not isinstance(part, dict):
-        result.problems.append(_problem(f"contents[{i}].parts[{j}]: not an object"))
-        return None
-    known = {"text", "thought", "thoughtSignature", "inlineData", "functionCall",
-             "functionResponse"}
-    if set(part) - known:
-        result.problems.append(_problem(f"contents[{i}].parts[{j}]: keys {sorted(part)}"))
-        return None
-    if "functionCall" in part:
-        call = part["functionCall"]
-        name = str(call.get("name", ""))
-        cid = call.get("id") or f"{_GEMINI_ID}{i}-{j}"
-        open_calls.setdefault(name, []).append(str(cid))
-        block = {"type": "toolCall", "id": str(cid), "name": name,
-                 "arguments": call.get("args", {})}
-        if part.get("thoughtSignature"):
-            block["thoughtSignature"] = part["thoughtSignature"]
-        return block
-    if "functionResponse" in part:
-        response = part["functionResponse"]
-        name = str(response.get("name", ""))
-        waiting = open_calls.get(name) or []
-        cid = response.get("id") or (waiting.pop(0) if waiting else f"{_GEMINI_ID}{i}-{j}")
-        if response.get("id") and cid in waiting:
-            waiting.remove(cid)
-        payload = response.get("response")
-        error = isinstance(payload, dict) and set(payload) == {"error"}
-        text = payload.get("error" if error else "output") if isinstance(payload, dict) and \
-            len(payload) == 1 else None
-        if not isinstance(text, str):
-            import json
-            text = json.dumps(payload, ensure_ascii=False)
-        return {"role": "toolResult", "toolCallId": str(cid), "toolName": name,
-                "content": [{"type": "text", "text": text}], "isError": error}
-    if "inlineData" in part:
-        data = part["inlineData"]
-        return {"type": "image", "data": data.get("data", ""),
-                "mimeType": data.get("mimeType", data.get("mime_type", ""))}
-    if part.get("thought") is True:
-        return {"type": "thinking", "thinking": str(part.get("text", "")),
-                "thinkingSignature": str(part.get("thoughtSignature", ""))}
-    return {"type": "text", "text": str(part.get("text", ""))}
-
-
-def _forget_given_ids(contents: list[dict[str, Any]]) -> None:
-    """Takes out the ids `_read_gemini` gave to calls and responses sent without one."""
-    for content in contents:
-        for part in content.get("parts", []):
-            for key in ("functionCall", "functionResponse"):
-                inner = part.get(key)
-                if isinstance(inner, dict) and str(inner.get("id", "")).startswith(_GEMINI_ID):
-                    del inner["id"]
-
-
-def _problem(message: str) -> Any:
-    from sessionctx.records import Problem
-    return Problem(message, None)
-
-
-_READERS: dict[str, Callable[[dict[str, Any]], ReadResult]] = {
-    ANTHROPIC: _read_anthropic, OPENAI_CHAT: _read_chat, OPENAI_RESPONSES: _read_responses,
-    GEMINI: _read_gemini}
-
-
-def records_of(api: str, body: dict[str, Any]) -> list[Record]:
-    """The records a body's history reads as (for a caller that builds its own context)."""
-    return _READERS[api](body).records

@@ -43,10 +43,10 @@ from sessionctx.providers.wire import (
     HISTORY_KEYS,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
-    _model,
     _responses_item,
     violations,
 )
+from sessionctx.providers.wire_read import rules_model
 
 __all__ = ["HISTORY", "TAILED", "Tally", "extends", "tally"]
 
@@ -186,7 +186,7 @@ def extends(api: str, model: str | None, others: dict[str, Any], window: list[An
     body breaks a rule (or cannot be counted)."""
     if api not in TAILED or at <= 0:
         return None
-    model = model if model is not None else _model(api, others)
+    model = model if model is not None else rules_model(api, others)
     counted = tally(api, window, prior, at)
     if counted is None or counted.twice:
         return None

@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 from sessionctx.changes import Change, ChangeKind, Source
 from sessionctx.context import Context
-from sessionctx.messages import call_ids, result_id
-from sessionctx.pairing import repeated_calls
+from sessionctx.messages import result_id
+from sessionctx.pairing import context_ids, renamed_id, repeated_calls
 
 Key = tuple[int, "str | None"]  # (line or item of the original, call id)
 REUSED_REASON = "tool_use ids must be unique: an earlier call already has this id"
@@ -98,8 +98,11 @@ def reused(ctx: Context, by_line: bool = True, raw: bytes = b"") -> list[Reused]
     found = repeated_calls(ctx.messages)
     if not found:
         return []
-    taken = {i for m in ctx.messages for i in call_ids(m)}
-    taken.update(rid for m in ctx.messages if (rid := result_id(m)) is not None)
+    taken = context_ids(ctx.messages)
+
+    def refused(new: str) -> bool:
+        return new in taken or json.dumps(new).encode() in raw
+
     out: list[Reused] = []
     for r in found:
         call_src = ctx.sources[r.call_slot]
@@ -116,10 +119,7 @@ def reused(ctx: Context, by_line: bool = True, raw: bytes = b"") -> list[Reused]
             while s >= 0 and _at(ctx.sources[s], by_line) == result_at:
                 result_nth += result_id(ctx.messages[s]) == r.call_id
                 s -= 1
-        n = 2
-        while f"{r.call_id}_{n}" in taken or json.dumps(f"{r.call_id}_{n}").encode() in raw:
-            n += 1
-        new = f"{r.call_id}_{n}"
+        new = renamed_id(r.call_id, refused)
         taken.add(new)
         out.append(Reused(call_at, r.call_nth, result_at, result_nth, r.call_id, new,
                           call_src.index if by_line else None))

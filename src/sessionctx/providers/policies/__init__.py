@@ -13,10 +13,11 @@ module per concern of docs/provider-rules.md, each keyed off the capability row 
 | roles and system messages            | roles.py       |
 | thinking switch, prefill, call limits | request_settings.py (run by build_request after these) |
 
-`prepare` runs them in that order: read (with ids and placement's short path run on each
-message as it is read, so the changes of one message are logged in the order of its blocks),
-placement, reasoning, limits, roles. Every change goes into one log, named by a member of
-`changes.ChangeKind`, the one vocabulary of change kinds.
+`prepare` runs them as passes over the turns, in that order: read, ids, placement, reasoning,
+limits, roles (read and ids over windows of messages, one after the other). Every change goes
+into one log, named by a member of `changes.ChangeKind`, the one vocabulary of change kinds;
+the log comes out in the one order of changes (`Prepared.ordered_changes`), so it does not
+depend on which pass logged a change first.
 """
 
 from __future__ import annotations
@@ -24,18 +25,25 @@ from __future__ import annotations
 from sessionctx.changes import Source
 from sessionctx.messages import Message
 from sessionctx.providers.capabilities import Capability
+from sessionctx.providers.policies import placement
 from sessionctx.providers.policies.document_limits import limit_documents
-from sessionctx.providers.policies.ids import RAW_ARGUMENTS_KEY, repair_arguments
+from sessionctx.providers.policies.ids import RAW_ARGUMENTS_KEY, Results, WireIds, repair_arguments
 from sessionctx.providers.policies.image_limits import limit_images
 from sessionctx.providers.policies.placement import EMPTY_OUTPUT, ERROR_NOTE, Placement
 from sessionctx.providers.policies.reading import Reader
 from sessionctx.providers.policies.reasoning import Replay
 from sessionctx.providers.policies.roles import CONTINUED, first_user, merge_roles, place_systems
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn
+
+# Messages read before the ids pass runs over their calls and results: the pass then finds
+# them still in the processor's cache (over a whole 10k-message context it ran a third slower
+# a message than over 3k; benchmarks/bench_providers.py). Passes are in message order, so the
+# turns and ids are the same in windows as at once.
+WINDOW = 256
 
 __all__ = [
     "CONTINUED", "EMPTY_OUTPUT", "ERROR_NOTE", "RAW_ARGUMENTS_KEY", "RESULT", "Block", "Prepared",
-    "Reader", "Turn", "prepare", "repair_arguments",
+    "Reader", "Results", "Site", "Turn", "prepare", "repair_arguments",
 ]
 
 
@@ -47,17 +55,27 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     `tools_as_text` (calls already text), server-run calls stay text too."""
     prep = Prepared([], [system] if system else [], sources, messages=messages)
     reader = Reader(prep, cap, repair, model, thinking_as_text)
-    prep.turns = reader.read(messages)
     if not repair:
+        prep.turns = reader.read(messages)
         prep.repaired = False
         return prep
+    ids = WireIds(prep, cap)
+    done = 0
+    for start in range(0, len(messages), WINDOW):
+        reader.read(messages, start, start + WINDOW)
+        ids.run(reader.sites, done)
+        done = len(reader.sites)
+    turns = reader.turns
+    results = ids.results
     replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound,
                     items=not tools_as_text)
-    results = reader.ids.results
-    placement = Placement(prep, results, reader.reasoning, replay)
-    prep.turns = placement.settle(reader.settle) if reader.placed.regular else placement.run()
+    place = Placement(prep, results, reader.reasoning | reader.bound)
+    turns, positions = place.grouped(turns, reader.settle) if \
+        placement.in_place(reader.sites, results) else place.run(turns)
+    turns = replay.run(turns, positions, reader.reasoning)
     if cap.own_items and not tools_as_text:
-        prep.turns = replay.server_items(prep.turns)
+        turns = replay.server_items(turns)
+    prep.turns = turns
     limit_images(prep, reader.images, results, cap)
     if reader.documents:
         limit_documents(prep, reader.documents, results, cap)

@@ -12,13 +12,14 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind
-from sessionctx.pairing import OpenCalls
+from sessionctx.pairing import OpenCalls, context_ids, renamed_id
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.turns import Block, Prepared
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -115,6 +116,7 @@ class WireIds:
     before a rewrite, would not match its call where the API matches by name)."""
 
     __slots__ = (
+        "context_ids",
         "fits",
         "good_names",
         "max_len",
@@ -134,12 +136,40 @@ class WireIds:
         self.reason = f"tool ids must match {cap.id_pattern} with at most " \
             f"{cap.id_max_len} characters (or were taken)"
         self.seen: set[str] = set()  # stored ids of the calls so far
-        self.renamed: dict[str, int] = {}  # stored id -> how many calls have used it
+        self.renamed: dict[str, int] = {}  # stored id -> the n of its last `<id>_<n>`
+        self.context_ids: set[str] | None = None  # every call and result id of the messages
         self.used: set[str] = set()  # wire ids taken
         self.good_names: set[str] = set()  # names known to fit the pattern
         # by stored call id: (wire id, wire name) of each call still to be answered
         self.open_calls: OpenCalls[tuple[str, str]] = OpenCalls()
         self.results: Results = {}  # every result that answers a call, by wire id
+
+    def run(self, sites: list[Site], start: int = 0) -> None:
+        """The ids pass: every call and result the reader read (`sites` from `start`, in
+        message order) given its wire id and name. A stored call that changes is replaced by
+        a copy in its turn (the reader's lists of calls are its own); the reader's copies
+        change in place."""
+        copied = self.prep.copied
+        call, answer = self.call, self.answer
+        for blocks, k, i in islice(sites, start, None):
+            block = blocks[k]
+            if block["type"] == RESULT:
+                answer(block, i)
+                continue
+            stored = copied.get(id(block))
+            if stored is not None:
+                block["id"], block["name"], block["arguments"], _ = call(
+                    stored, block["id"], block["name"], block["arguments"], i)
+                continue
+            wire, name, args, same = call(block, block["id"], block["name"],
+                                          block["arguments"], i)
+            if not same:
+                new: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
+                signature = block.get("thoughtSignature")
+                if signature is not None:
+                    new["thoughtSignature"] = signature
+                copied[id(new)] = block
+                blocks[k] = new
 
     def call(self, block: Block, call_id: str | None, name: str | None, args: Any,
              i: int) -> tuple[str | None, str, dict[str, Any], bool]:
@@ -198,10 +228,15 @@ class WireIds:
         return new
 
     def _wire_id(self, call_id: str, i: int, block: Block) -> str:
-        """The id for a reused call id."""
-        n = self.renamed.get(call_id, 1) + 1
-        self.renamed[call_id] = n
-        unique = f"{call_id}_{n}"
+        """The id for a reused call id: named as `repair` names it (`pairing.renamed_id`),
+        clear of every id of the messages and every wire id taken, then fitted to the
+        pattern."""
+        if self.context_ids is None:  # asked only once a call reuses an id
+            self.context_ids = context_ids(self.prep.messages or [])
+        taken, used = self.context_ids, self.used
+        unique = renamed_id(call_id, lambda new: new in taken or new in used,
+                            self.renamed.get(call_id, 1) + 1)
+        self.renamed[call_id] = int(unique.rpartition("_")[2])
         self.prep.log(ChangeKind.DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
                       block=block, old=call_id, new=unique)
         return self._rewritten(unique, id_map_entry(unique, self.fits, self.max_len,

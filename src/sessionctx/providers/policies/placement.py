@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.ids import Results
-from sessionctx.providers.policies.reasoning import Replay
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, dropped, keep
+from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn, keep
 
 EMPTY_OUTPUT = "(no output)"
 ERROR_NOTE = "(the tool reported an error)"
@@ -34,77 +33,73 @@ def error_in_text(prep: Prepared, cap: Capability, content: list[Block], index: 
     return [{"type": "text", "text": ERROR_NOTE}, *content]
 
 
-class InPlace:
-    """Placement's short path, taken as the turns are read: results that answer the calls of
-    the turn before them, in call order, join one user turn. While every call is answered so
-    (`regular`), placement has nothing left to move, and only the turns with reasoning are
-    left to decide (`Placement.settle`); otherwise `Placement.run` places every result. The
-    short path is kept while it pays: benchmarks/bench_placement.py measures the step with it
-    against full placement (1.12-1.18 times its cost on 3k messages)."""
-
-    __slots__ = ("answered", "expect", "group", "prep", "regular", "turns")
-
-    def __init__(self, prep: Prepared, turns: list[Turn]) -> None:
-        self.prep, self.turns = prep, turns
-        self.expect: list[str | None] = []  # the wire ids of the last assistant turn's calls
-        self.answered = 0  # how many of them the results read since have answered, in order
-        self.group: list[Block] | None = None  # the blocks of the user turn of those results
-        self.regular = True
-
-    def result(self, result: Block, paired: bool, index: int) -> None:
-        """The result of message `index` (`paired`: it answers an open call) joins the turns."""
-        if paired and self.answered < len(self.expect) and \
-                result["id"] == self.expect[self.answered]:
-            self.answered += 1
-            if not result["content"]:
-                mark_empty_output(self.prep, result, index)
-            if self.group is None:
-                self.group = [result]
-                self.turns.append(Turn("user", self.group, index))
-            else:
-                self.group.append(result)
-            return
-        self.regular = False
-        self.group = None
-        self.turns.append(Turn("user", [result], index))
-
-    def next_turn(self) -> list[str | None]:
-        """A message of anything but results comes next: the list to append the wire ids of
-        its calls to, as they are read."""
-        if self.answered < len(self.expect):
-            self.regular = False
-        self.group = None
-        self.answered = 0
-        self.expect = []
-        return self.expect
-
-    def end(self) -> None:
-        if self.answered < len(self.expect):
-            self.regular = False
+def in_place(sites: list[Site], results: Results) -> bool:
+    """Whether every result already stands where placement would put it: the results of each
+    assistant message with calls are the messages right after it, answering its calls in
+    order (the reader then read them into one user turn), and no other result is read. Placement
+    then has nothing to move (`Placement.grouped`); otherwise `Placement.run` places every
+    result. This short path is kept while it pays: benchmarks/bench_placement.py measures the
+    step with it against full placement (1.11-1.16 times its cost on 10k messages)."""
+    expect: list[str | None] = []  # the wire ids of the calls of the last message with calls
+    at = -1  # that message's index
+    answered = 0  # how many of its calls the results since have answered, in order
+    calls = 0  # len(expect)
+    matched = 0  # results read where a call's result belongs
+    for blocks, k, i in sites:
+        block = blocks[k]
+        wire = block["id"]
+        if block["type"] == RESULT:
+            if answered == calls or i != at + 1 + answered or wire != expect[answered]:
+                return False
+            answered += 1
+            matched += 1
+        elif i == at:
+            expect.append(wire)
+            calls += 1
+        elif answered < calls:
+            return False
+        else:
+            expect = [wire]
+            calls = 1
+            answered = 0
+            at = i
+    # each call's wire id is its own, so a result that answers a call holds it only in its one
+    # place: when every result read stands in a call's place, a result that answers no call
+    # among them leaves fewer answering results than places
+    return answered == calls and matched == len(results)
 
 
 @dataclass(slots=True)
 class Placement:
-    """Places results over the reader's turns.
+    """Places results over the reader's turns, once the ids pass has paired them.
 
-    The reader indexed every result that answers an earlier call (`results`): any other result
-    is dropped, and so is a call without an indexed result. What reasoning may be replayed is
-    decided once the turn's calls are known (`reasoning`: indices of turns holding thinking;
-    `replay.bound`: those with item ids or call signatures); turns left with nothing are
-    dropped.
+    The ids pass indexed every result that answers an earlier call (`results`): any other
+    result is dropped, and so is a call without an indexed result. Turns left with nothing
+    are dropped. Both ways give the positions of the turns the reasoning pass decides (those
+    of messages in `replay`: with thinking, item ids or call signatures), which it can decide
+    only once the calls that survive are known.
     """
 
     prep: Prepared
     results: Results
-    reasoning: set[int]
-    replay: Replay
+    replay: set[int]
 
-    def run(self) -> list[Turn]:
+    def grouped(self, turns: list[Turn], positions: list[int]) -> tuple[list[Turn], list[int]]:
+        """When every result already follows its calls (`in_place`), the turns as read, with
+        empty outputs marked."""
+        prep = self.prep
+        for index, result in self.results.values():
+            if not result["content"]:
+                mark_empty_output(prep, result, index)
+        return turns, positions
+
+    def run(self, turns: list[Turn]) -> tuple[list[Turn], list[int]]:
         prep = self.prep
         results = self.results
-        reasoning, bound = self.reasoning, self.replay.bound
+        replay = self.replay
         out: list[Turn] = []
-        for turn in prep.turns:
+        positions: list[int] = []
+        for turn in turns:
             role, blocks, index = turn
             if role == "assistant":
                 placed: list[tuple[int, Block]] = []
@@ -122,8 +117,8 @@ class Placement:
                             placed.append(found)
                 if lost:
                     blocks = [b for b in blocks if b["type"] != "toolCall" or b["id"] in results]
-                if index in reasoning or index in bound:
-                    blocks = self.replay.blocks(blocks, index, index in reasoning)
+                if blocks and index in replay:
+                    positions.append(len(out))
                 keep(prep, out, Turn(role, blocks, index))
                 if placed:
                     out.append(self._result_turn(index, placed))
@@ -136,21 +131,7 @@ class Placement:
                                  "the previous message", index, id=result["id"])
             else:
                 keep(prep, out, turn)
-        return out
-
-    def settle(self, positions: list[int]) -> list[Turn]:
-        """When every result already follows its calls, as the reader grouped them, only the
-        turns at `positions` (with reasoning) are left to decide."""
-        turns = self.prep.turns
-        emptied = False
-        for position in positions:
-            role, blocks, index = turns[position]
-            blocks = self.replay.blocks(blocks, index, index in self.reasoning)
-            turns[position] = Turn(role, blocks, index)
-            if not blocks:
-                dropped(self.prep, turns[position])
-                emptied = True
-        return [t for t in turns if t.blocks] if emptied else turns
+        return out, positions
 
     def _result_turn(self, index: int | None, placed: list[tuple[int, Block]]) -> Turn:
         """The user turn that answers the assistant turn at `index`; logged when the results

@@ -1,12 +1,12 @@
-"""Reading (docs/provider-rules.md §1.2, §1.3, §2, §3, §4, §5): stored messages into turns.
+"""Reading (docs/provider-rules.md §1.2, §1.3, §2, §3, §4, §5): stored messages into turns, the
+first pass of the provider step.
 
-The read step makes the per-block repairs: blank text, blocks with no equivalent, reasoning of
-another API or model, and notes what later steps need: images and documents (the limits),
-turns with reasoning or bound calls (reasoning replay). Each call goes through the ids step
-(ids.py `WireIds`) and each result is answered by it as it is read, and placement's short path
-(placement.py `InPlace`) takes the turns as they come, so every change of a message is logged
-in the order of its blocks. With `repair=False` the blocks are mapped as stored, to show what a
-naive conversion sends.
+The read pass makes the per-block repairs: blank text, blocks with no equivalent, reasoning of
+another API or model, and notes what later passes need: where each call and result stands (the
+ids pass), images and documents (the limits), turns with reasoning or bound calls (reasoning
+replay). With repairs, the results of consecutive messages are read into one user turn, which
+placement keeps when they answer the calls of the turn before them in order. With
+`repair=False` the blocks are mapped as stored, to show what a naive conversion sends.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from sessionctx.messages import (
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.documents import DOCUMENT_KINDS
-from sessionctx.providers.policies.ids import WireIds, split_id
+from sessionctx.providers.policies.ids import split_id
 from sessionctx.providers.policies.image_limits import ReadImage
-from sessionctx.providers.policies.placement import InPlace, error_in_text
+from sessionctx.providers.policies.placement import error_in_text
 from sessionctx.providers.policies.reasoning import (
     canonical_thinking,
     log_item_removed,
@@ -41,6 +41,7 @@ from sessionctx.providers.policies.turns import (
     RESULT,
     Block,
     Prepared,
+    Site,
     Turn,
     dropped,
     string,
@@ -49,15 +50,14 @@ from sessionctx.providers.policies.turns import (
 # A turn made without the named tuple's Python constructor: one per message of the context.
 _turn = tuple.__new__
 
-
 class Reader:
     """Reads messages into turns, one message after the other.
 
     With `repair`, each block is repaired on the way. An assistant message from another API or
     model can replay nothing: its reasoning, item ids and thought signatures go as they are
     read. Turns with reasoning of the target model, or with calls bound to it, are noted for
-    the placement step, which alone knows which calls survive. Images are always copied, so
-    later steps may rewrite them.
+    the reasoning pass, which runs once placement knows which calls survive. Images are always
+    copied, so later passes may rewrite them; a call is copied only when reading changes it.
     """
 
     def __init__(self, prep: Prepared, cap: Capability, repair: bool, model: str,
@@ -67,40 +67,49 @@ class Reader:
         self.repair = repair
         self.model = model
         self.as_text = as_text
-        self.ids = WireIds(prep, cap)  # the ids step, run on each call and result read
-        self.placed = InPlace(prep, [])  # placement's short path, fed each turn read
-        self.calls: list[str | None] = []  # wire ids of the calls of the turn being read
+        self.turns: list[Turn] = []
+        self.group: list[Block] | None = None  # the results of the last turn read, if any
+        self.blocks: list[Block] = []  # the blocks of the message being read, as they are read
         self.message: Message = {}  # the assistant message being read
         self.foreign: bool | None = None  # whether it is from another API or model; None: unasked
         self.thinking_dropped = self.thinking_converted = 0  # of the assistant message
-        # for the limits step: every image and document read
+        # for the ids pass: every call and result, in message order (with repairs)
+        self.sites: list[Site] = []
+        # for the limits pass: every image and document read
         self.images: list[ReadImage] = []
         self.documents: list[ReadImage] = []
         self.systems = 0  # system messages read
-        # for the reasoning step: indices of messages holding thinking blocks, of those with
+        # for the reasoning pass: indices of messages holding thinking blocks, of those with
         # item ids or call signatures, and positions of the turns of either
         self.reasoning: set[int] = set()
         self.bound: set[int] = set()
         self.settle: list[int] = []
 
-    def read(self, messages: list[Message]) -> list[Turn]:
-        """The turns of `messages`; with repairs, results that answer the calls of the turn
-        before them, in call order, are grouped into one user turn as they are read, and turns
-        with nothing in them are dropped."""
-        placed = self.placed
-        turns = placed.turns
+    def read(self, messages: list[Message], start: int = 0,
+             stop: int | None = None) -> list[Turn]:
+        """The turns of `messages` (from `start` up to `stop`, after those read before); with
+        repairs, the results of consecutive messages are one user turn, and turns with nothing
+        in them are dropped."""
+        turns = self.turns
         repair = self.repair
-        for i, m in enumerate(messages):
+        sites = self.sites
+        group = self.group
+        for i in range(start, len(messages) if stop is None else min(stop, len(messages))):
+            m = messages[i]
             role = m.get("role")
             if role == "toolResult" or role == "tool":
                 result = self._result(m, i)
-                if repair:
-                    placed.result(result, self.ids.answer(result, i), i)
-                else:
+                if not repair:
                     turns.append(_turn(Turn, ("user", [result], i)))
+                    continue
+                if group is None:
+                    group = [result]
+                    turns.append(_turn(Turn, ("user", group, i)))
+                else:
+                    group.append(result)
+                sites.append((group, len(group) - 1, i))
                 continue
-            if repair:
-                self.calls = placed.next_turn()
+            group = None
             if role == "assistant":
                 turn = _turn(Turn, ("assistant", self._assistant(m, i), i))
             else:
@@ -117,7 +126,7 @@ class Reader:
             if i in self.reasoning or i in self.bound:
                 self.settle.append(len(turns))
             turns.append(turn)
-        placed.end()
+        self.group = group
         return turns
 
     def _content(self, content: Any, i: int, result: Block | None,
@@ -151,6 +160,7 @@ class Reader:
         if isinstance(tool_calls, list):
             if blocks is content:
                 blocks = list(blocks)  # the stored list is never modified
+            self.blocks = blocks
             for item in tool_calls:
                 if isinstance(item, dict):
                     function = item.get("function")
@@ -163,6 +173,7 @@ class Reader:
                 result: Block | None) -> list[Block]:
         """A new list of canonical blocks; text, the common case, is read inline."""
         out: list[Block] = []
+        self.blocks = out
         repair = self.repair
         blank = 0
         for block in content:
@@ -247,9 +258,7 @@ class Reader:
     def _call(self, block: Block, name: Any, args: Any, i: int,
               canonical: bool = False) -> Block:
         """The canonical call; the stored block itself when it is `canonical` (a toolCall) and
-        nothing about it changes. With repairs, the ids step gives it the id and name it goes
-        out with, opened for the results that follow it, which placement's short path then
-        expects."""
+        reading changes nothing of it. With repairs, its place is noted for the ids pass."""
         call_id = block.get("id")
         item_id = None
         if not isinstance(call_id, str) or "|" in call_id:
@@ -271,14 +280,11 @@ class Reader:
         if not isinstance(name, str):
             name = None
             canonical = False
-        wire = call_id
         if self.repair:
-            wire, name, args, same = self.ids.call(block, call_id, name, args, i)
-            canonical = canonical and same
-            self.calls.append(wire)
+            self.sites.append((self.blocks, len(self.blocks), i))
         if canonical and ITEM_ID not in block and "arguments" in block:
             return block
-        call: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
+        call: Block = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
         self.prep.copied[id(call)] = block
         if item_id is not None:
             call[ITEM_ID] = item_id

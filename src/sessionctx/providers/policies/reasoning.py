@@ -28,6 +28,7 @@ from sessionctx.providers.policies.turns import (
     Prepared,
     ServerItemBlock,
     Turn,
+    dropped,
     string,
 )
 
@@ -161,6 +162,19 @@ class Replay:
     as_text: bool
     bound: set[int]
     items: bool = True
+
+    def run(self, turns: list[Turn], positions: list[int], thinking: set[int]) -> list[Turn]:
+        """The reasoning pass, over the placed turns at `positions` (those of messages with
+        reasoning, `thinking`, or bound calls); a turn it leaves empty is dropped."""
+        emptied = False
+        for position in positions:
+            role, blocks, index = turns[position]
+            blocks = self.blocks(blocks, index, index in thinking)
+            turns[position] = Turn(role, blocks, index)
+            if not blocks:
+                dropped(self.prep, turns[position])
+                emptied = True
+        return [t for t in turns if t.blocks] if emptied else turns
 
     def blocks(self, blocks: list[Block], index: int | None, thinking: bool) -> list[Block]:
         """Reasoning of the target model goes back where it may (the reader already dropped

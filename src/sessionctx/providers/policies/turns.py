@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import islice
+from operator import le
 from typing import Any, Final, Literal, NamedTuple, TypedDict
 
 import msgspec
 
-from sessionctx.changes import Change, ChangeKind, Source
+from sessionctx.changes import NO_RECORD_ORDER, Change, ChangeKind, Source
 from sessionctx.messages import (
     CallBlock,
     DocumentBlock,
@@ -35,6 +37,12 @@ class Turn(NamedTuple):
     role: Role
     blocks: list[Block]  # may be the stored list: replace, never modify in place
     message_index: int | None  # the context message it came from; None for one sessionctx added
+
+
+# Where the reader read a call or a result, in message order: (the block list of its turn, its
+# position in that list, the index of its message). The ids pass and placement walk these, not
+# every block of every turn.
+Site = tuple["list[Block]", int, int]
 
 
 # Block types the reader adds to the native ones, and the one reasoning.py `server_items` does.
@@ -95,6 +103,9 @@ class Prepared:
     # block it copied (by the copy's id): what a change about one block looks its line up by
     messages: list[Message] | None = None
     copied: dict[int, Block] = field(default_factory=dict)
+    # `changes.change_order` of each change, taken as it is logged (while its source is at
+    # hand), so that `ordered_changes` sorts by plain tuples and reads no change again
+    order: list[tuple[int, int]] = field(default_factory=list)
 
     def log(self, kind: ChangeKind, reason: str, index: int | None = None, *,
             block: Block | None = None, **detail: Any) -> None:
@@ -104,9 +115,23 @@ class Prepared:
         sources = self.sources
         source = sources[index] if sources is not None and index is not None and \
             index < len(sources) else None
-        if block is not None and source is not None and source.block_lines is not None:
-            source = source.of_block(self._position(index, block))
+        if source is None:
+            self.order.append(NO_RECORD_ORDER)
+        else:
+            if block is not None and source.block_lines is not None:
+                source = source.of_block(self._position(index, block))
+            self.order.append(source.order())
         self.changes.append(Change(kind, reason, source, index, detail))
+
+    def ordered_changes(self) -> list[Change]:
+        """The changes in the one order of changes (`changes.change_order`: by the record each
+        concerns, changes about the request as a whole first), and in the order they were
+        logged among changes about the same record: the passes log in message order, each
+        after the one before, so the log is a few ordered runs that this merges."""
+        keys, changes = self.order, self.changes
+        if all(map(le, keys, islice(keys, 1, None))):
+            return changes
+        return [changes[k] for k in sorted(range(len(keys)), key=keys.__getitem__)]
 
     def _position(self, index: int | None, block: Block) -> int:
         """Where `block` stands in the content of message `index` (past its end if not)."""
