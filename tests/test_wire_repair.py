@@ -253,3 +253,20 @@ def test_a_refusal_for_two_calls_with_one_id_is_one_a_rebuild_answers():
            b'"messages.3.content.0: `tool_use` ids must be unique"}}'
     assert refusal(400, text) is not None
     assert refusal(400, b'{"error":{"message":"max_tokens: too large"}}') is None
+
+
+def test_tool_blocks_in_a_body_without_tools_go_as_text_not_under_a_made_up_schema():
+    """A summary request over a history with calls often defines no tools; Anthropic refuses
+    tool blocks then. The repair sends each call and result as text and adds no definition."""
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 8, "messages": [
+        {"role": "user", "content": "list"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+                                           "input": {"path": "."}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "a.txt"},
+                                     {"type": "text", "text": "now summarize"}]}]}
+    fixed = repair_request("anthropic", body)
+    assert {str(c.kind) for c in fixed.changes} >= {"tool_call_as_text", "tool_result_as_text"}
+    assert "tools" not in fixed.body and fixed.remaining == ()
+    sent = json.dumps(fixed.body["messages"])
+    assert "tool_use" not in sent and "a.txt" in sent and '\\"path\\":\\".\\"' in sent

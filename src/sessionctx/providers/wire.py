@@ -29,6 +29,7 @@ from sessionctx.changes import Change, ChangeKind
 from sessionctx.context import BuildOptions, PendingCall, build_context
 from sessionctx.gcpause import paused_gc
 from sessionctx.messages import Message
+from sessionctx.providers.registry import provider as registered
 from sessionctx.providers.request import BuildRequestOptions, build_from_messages, validate
 from sessionctx.providers.violations import Violation
 from sessionctx.providers.wire_read import (
@@ -119,7 +120,10 @@ def repair_request(api: str, body: dict[str, Any], *, model: str | None = None,
         ctx = build_context(read.records, BuildOptions(note_unpaired=note_unpaired,
                                                        drop_agent_results=True))
         messages = _without_signatures(ctx.messages) if drop_signatures else ctx.messages
-        options = BuildRequestOptions(thinking=thinking if api == ANTHROPIC else None)
+        # a body that defines no tools but holds tool blocks (a summary request, say): its
+        # calls and results go as text, as the build sends them then; no schema is made up
+        options = BuildRequestOptions(thinking=thinking if api == ANTHROPIC else None,
+                                      tools_as_text=registered(api).needs_definitions(body))
         built = build_from_messages(messages, ctx.sources, api, chosen, None, options)
         history = {k: built.body[k] for k in HISTORY_KEYS[api] if k in built.body}
         if api == GEMINI:
