@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
-from sessionctx.proxy.server import Settings, Totals, new_loop, serve
+from sessionctx.proxy.audit import Totals
+from sessionctx.proxy.server import Settings, new_loop, serve
 from tests.strict_stub import in_thread
 
 

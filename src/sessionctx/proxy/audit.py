@@ -1,17 +1,62 @@
 """What the proxy repaired, kept in a sessionctx store: one record per repaired request in the
-session `proxy-audit` (SQLite by default, a PostgreSQL URL for a team). No header is kept, so no
-credential is; the bodies only when asked (`--log-bodies`)."""
+session `proxy-audit` (SQLite by default, a PostgreSQL URL for a team), and counted in the
+totals `sessionctx run` prints. No header is kept, so no credential is; the bodies only when
+asked (`--log-bodies`)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
+from sessionctx.render import counted
 from sessionctx.store import Store, open_store
+
+if TYPE_CHECKING:
+    from sessionctx.providers.wire import RepairedRequest
 
 SESSION = "proxy-audit"
 KIND = "sessionctx-proxy-repair"
+
+
+@dataclass(slots=True)
+class Totals:
+    """What the proxy did since it started (the summary `sessionctx run` prints)."""
+
+    requests: int = 0
+    repaired: int = 0
+    retried: int = 0
+    changes: int = 0
+    pending: int = 0
+    unanswered: int = 0  # repaired requests the upstream never answered in full
+    errors: int = 0
+
+    def line(self) -> str:
+        requests = counted(self.requests, "request")
+        if not self.repaired and not self.retried:
+            return f"sessionctx: {requests}, none needed a repair"
+        unanswered = f", {self.unanswered} not answered" if self.unanswered else ""
+        return (f"sessionctx: {requests}, {self.repaired} repaired "
+                f"({self.retried} after a refusal{unanswered}), "
+                f"{counted(self.changes, 'change')}, "
+                f"{counted(self.pending, 'pending call')} removed "
+                "(sessionctx proxy log shows them)")
+
+
+def record(fixed: RepairedRequest, sent: datetime, session: str | None, path: str,
+           model: str | None, *, reactive: bool, status: int | None, outcome: str,
+           overhead: float, body: bool) -> dict[str, Any]:
+    """The audit record of one repaired request (`line` prints it)."""
+    entry: dict[str, Any] = {
+        "time": sent.isoformat(timespec="milliseconds"), "session_id": session,
+        "api": fixed.api, "path": path, "model": model or fixed.body.get("model"),
+        "reactive": reactive, "status": status, "outcome": outcome,
+        "overhead_ms": round(overhead * 1000, 2), **fixed.summary()}
+    if body:
+        entry["body"] = fixed.body
+    return entry
 
 
 class Audit:

@@ -27,10 +27,9 @@ from yarl import URL
 
 from sessionctx.providers.wire import ANTHROPIC, OPENAI_RESPONSES, RepairedRequest, repair_request
 from sessionctx.proxy import reactive
-from sessionctx.proxy.audit import Audit
+from sessionctx.proxy.audit import Audit, Totals, record
 from sessionctx.proxy.known import Known
 from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id, target
-from sessionctx.render import counted
 
 MAX_BODY = 256 * 1024 * 1024  # the provider says what is too large, not the proxy
 OFF_LOOP = 256 * 1024  # a body larger than this is checked whole off the event loop
@@ -39,30 +38,6 @@ WEBSOCKET_LINE = "supports_websockets = false"
 STATE_NOTE = ("previous_response_id: the history before this request is kept by the provider; "
               "sessionctx cannot see or repair it")
 _CHUNK = 64 * 1024
-
-
-@dataclass(slots=True)
-class Totals:
-    """What the proxy did since it started (the summary `sessionctx run` prints)."""
-
-    requests: int = 0
-    repaired: int = 0
-    retried: int = 0
-    changes: int = 0
-    pending: int = 0
-    unanswered: int = 0  # repaired requests the upstream never answered in full
-    errors: int = 0
-
-    def line(self) -> str:
-        requests = counted(self.requests, "request")
-        if not self.repaired and not self.retried:
-            return f"sessionctx: {requests}, none needed a repair"
-        unanswered = f", {self.unanswered} not answered" if self.unanswered else ""
-        return (f"sessionctx: {requests}, {self.repaired} repaired "
-                f"({self.retried} after a refusal{unanswered}), "
-                f"{counted(self.changes, 'change')}, "
-                f"{counted(self.pending, 'pending call')} removed "
-                "(sessionctx proxy log shows them)")
 
 
 @dataclass(slots=True)
@@ -321,14 +296,9 @@ class _Proxy:
                            f"upstream answered {out.status}, client went away")
         self._count(out)
         self.s.totals.unanswered += not out.answered
-        entry: dict[str, Any] = {
-            "time": sent.isoformat(timespec="milliseconds"),
-            "session_id": session_id(request.headers), "api": fixed.api,
-            "path": request.path, "model": where.model or fixed.body.get("model"),
-            "reactive": out.reactive, "status": out.status, "outcome": out.outcome,
-            "overhead_ms": round(out.overhead * 1000, 2), **fixed.summary()}
-        if self.s.log_bodies:
-            entry["body"] = fixed.body
+        entry = record(fixed, sent, session_id(request.headers), request.path, where.model,
+                       reactive=out.reactive, status=out.status, outcome=out.outcome,
+                       overhead=out.overhead, body=self.s.log_bodies)
         self._say(f"sessionctx proxy: repaired a {fixed.api} request: {len(fixed.changes)} "
                   f"changes, {len(fixed.pending_calls)} pending calls")
         task = asyncio.get_running_loop().create_task(self._write(entry))
