@@ -17,7 +17,7 @@ from sessionctx.providers.policies import request_settings
 from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
 from sessionctx.providers.provider import Provider
-from sessionctx.providers.violations import Violation, nothing_sent
+from sessionctx.providers.violations import Violation, history
 
 CACHE = "cache_control"
 _THINKING = ("thinking", "redacted_thinking")
@@ -168,11 +168,9 @@ def _block(block: TurnBlock, marked: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
-    out: list[Violation] = []
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return [Violation("messages", "messages must be a list")]
-    out.extend(nothing_sent(messages, "messages"))
+    messages, out = history(body, "messages")
+    if messages is None:
+        return out
     system = body.get("system")
     if system is not None and not (isinstance(system, str) and system.strip()):
         out.append(Violation("system", "system must be non-blank text"))

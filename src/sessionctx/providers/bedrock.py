@@ -13,7 +13,7 @@ from sessionctx.providers.policies import request_settings
 from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
 from sessionctx.providers.provider import Provider
-from sessionctx.providers.violations import Violation, nothing_sent
+from sessionctx.providers.violations import Violation, history
 
 FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
@@ -100,11 +100,9 @@ def _block(block: TurnBlock, cap: Capability, names: set[str]) -> dict[str, Any]
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
-    out: list[Violation] = []
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return [Violation("messages", "messages must be a list")]
-    out.extend(nothing_sent(messages, "messages"))
+    messages, out = history(body, "messages")
+    if messages is None:
+        return out
     pattern = re.compile(cap.id_pattern)
     images = docs = 0
     pics: list[tuple[str, Any]] = []  # each image's path and data

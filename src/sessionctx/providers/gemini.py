@@ -13,7 +13,7 @@ from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, Turn, raw, typed
 from sessionctx.providers.provider import Provider
-from sessionctx.providers.violations import Violation, nothing_sent
+from sessionctx.providers.violations import Violation, history
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 
@@ -97,11 +97,9 @@ def _part(b: Block) -> dict[str, Any]:
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
-    out: list[Violation] = []
-    contents = body.get("contents")
-    if not isinstance(contents, list):
-        return [Violation("contents", "contents must be a list")]
-    out.extend(nothing_sent(contents, "contents"))
+    contents, out = history(body, "contents")
+    if contents is None:
+        return out
     prev_calls: list[dict[str, Any]] = []
     prev_kind = None
     pics: list[tuple[str, Any]] = []  # each image's path and data

@@ -13,7 +13,7 @@ from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, data_url, json_text, raw, typed
 from sessionctx.providers.provider import Provider
-from sessionctx.providers.violations import Violation, nothing_sent
+from sessionctx.providers.violations import Violation, history
 
 # call ids of at most 40 characters, no error field on a result, system and developer messages
 # anywhere, no role rule, at most 128 calls per message
@@ -102,11 +102,9 @@ def _user_part(b: Block) -> dict[str, Any]:
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
-    out: list[Violation] = []
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return [Violation("messages", "messages must be a list")]
-    out.extend(nothing_sent(messages, "messages"))
+    messages, out = history(body, "messages")
+    if messages is None:
+        return out
     pattern = re.compile(cap.id_pattern)
     open_ids: list[str] = []
     seen: set[str] = set()

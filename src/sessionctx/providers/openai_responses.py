@@ -23,7 +23,7 @@ from sessionctx.providers.policies.turns import (
     typed,
 )
 from sessionctx.providers.provider import Provider
-from sessionctx.providers.violations import Violation, nothing_sent
+from sessionctx.providers.violations import Violation, history
 
 # no error field on a result, system and developer messages anywhere, no role rule; a turn
 # goes back to the model that wrote it as its own items, reasoning included
@@ -126,11 +126,9 @@ def _input_part(b: Block) -> dict[str, Any]:
 
 
 def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
-    out: list[Violation] = []
-    items = body.get("input")
-    if not isinstance(items, list):
-        return [Violation("input", "input must be a list of items")]
-    out.extend(nothing_sent(items, "input"))
+    items, out = history(body, "input", "a list of items")
+    if items is None:
+        return out
     pattern = re.compile(cap.id_pattern)
     calls: dict[str, int] = {}
     answered: set[str] = set()

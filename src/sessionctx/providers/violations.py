@@ -15,6 +15,17 @@ class Violation:
         return {"path": self.path, "message": self.message}
 
 
+def history(body: dict[str, Any], key: str,
+            kind: str = "a list") -> tuple[list[Any] | None, list[Violation]]:
+    """The body's history under `key` and what is wrong with its shape: None with the
+    violation when it is not a list (nothing else of the body is checked then), or the list
+    with the violation of an empty one."""
+    items = body.get(key)
+    if not isinstance(items, list):
+        return None, [Violation(key, f"{key} must be {kind}")]
+    return items, nothing_sent(items, key)
+
+
 def nothing_sent(items: list[Any], path: str) -> list[Violation]:
     """Every provider refuses a request that holds no message (Anthropic: "messages: at least
     one message is required")."""
