@@ -6,14 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.image_limits import oversized
 from sessionctx.providers.policies.turns import Block, Prepared, data_url, json_text, raw, typed
 from sessionctx.providers.provider import Provider
-from sessionctx.providers.violations import Violation, history
+from sessionctx.providers.violations import Violation, arguments_problem, history
 
 # call ids of at most 40 characters, no error field on a result, system and developer messages
 # anywhere, no role rule, at most 128 calls per message
@@ -149,8 +148,9 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                 else:
                     seen.add(tid)
                     open_ids.append(tid)
-                _check_arguments(c.get("function", {}).get("arguments"), f"{cpath}.function",
-                                 out)
+                why = arguments_problem(c.get("function", {}).get("arguments"))
+                if why is not None:
+                    out.append(Violation(f"{cpath}.function.arguments", why))
         elif role in ("user", "system", "developer"):
             _check_content(m.get("content"), path, role, out, pics, allow_empty=False)
         else:
@@ -167,17 +167,6 @@ def _has_text(content: Any) -> bool:
         return bool(content.strip())
     return isinstance(content, list) and any(
         isinstance(p, dict) and str(p.get("text", "")).strip() for p in content)
-
-
-def _check_arguments(args: Any, path: str, out: list[Violation]) -> None:
-    why = ""
-    try:
-        ok = isinstance(args, str) and isinstance(decoding.parse_text(args), dict)
-    except decoding.Malformed as exc:
-        ok, why = False, f" ({exc.reason})"
-    if not ok:
-        out.append(Violation(f"{path}.arguments",
-                             f"arguments must be a JSON object string{why}"))
 
 
 def _check_content(content: Any, path: str, role: Any, out: list[Violation],

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sessionctx import decoding
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.image_limits import oversized
@@ -23,7 +22,7 @@ from sessionctx.providers.policies.turns import (
     typed,
 )
 from sessionctx.providers.provider import Provider
-from sessionctx.providers.violations import Violation, history
+from sessionctx.providers.violations import Violation, arguments_problem, history
 
 # no error field on a result, system and developer messages anywhere, no role rule; a turn
 # goes back to the model that wrote it as its own items, reasoning included
@@ -144,7 +143,8 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
                 out.append(Violation(f"input[{i}].call_id", f"duplicate call_id {cid}"))
             else:
                 calls[cid] = i
-            _check_args(item.get("arguments"), i, out)
+            if (why := arguments_problem(item.get("arguments"))) is not None:
+                out.append(Violation(f"input[{i}].arguments", why))
             if item.get("id") is not None and not _after_reasoning(items, i):
                 out.append(Violation(f"input[{i}].id", f"Item '{item['id']}' of type "
                                      "'function_call' was provided without its required "
@@ -197,17 +197,6 @@ def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
     while j >= 0 and _model_item(items[j]) and items[j].get("type") != "reasoning":
         j -= 1
     return j >= 0 and items[j].get("type") == "reasoning"
-
-
-def _check_args(args: Any, i: int, out: list[Violation]) -> None:
-    why = ""
-    try:
-        ok = isinstance(args, str) and isinstance(decoding.parse_text(args), dict)
-    except decoding.Malformed as exc:
-        ok, why = False, f" ({exc.reason})"
-    if not ok:
-        out.append(Violation(f"input[{i}].arguments",
-                             f"arguments must be a JSON object string{why}"))
 
 
 def _check_output(output: Any, i: int, out: list[Violation],

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sessionctx import decoding
+
 
 @dataclass(frozen=True, slots=True)
 class Violation:
@@ -32,3 +34,15 @@ def nothing_sent(items: list[Any], path: str) -> list[Violation]:
     if items:
         return []
     return [Violation(path, f"{path}: at least one message is required")]
+
+
+def arguments_problem(args: Any) -> str | None:
+    """What is wrong with a call's arguments as the OpenAI APIs take them (the JSON text of an
+    object), or None."""
+    try:
+        if isinstance(args, str) and isinstance(decoding.parse_text(args), dict):
+            return None
+        why = ""
+    except decoding.Malformed as exc:
+        why = f" ({exc.reason})"
+    return f"arguments must be a JSON object string{why}"
