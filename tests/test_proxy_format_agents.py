@@ -51,6 +51,16 @@ def audit_kinds(agents: FormatAgents) -> list[str]:
     return [c["kind"] for e in json.loads(out.stdout)["entries"] for c in e["changes"]]
 
 
+def assert_four_calls_each_answered_once(body: dict[str, Any]) -> None:
+    """The Anthropic body holds the session's four calls, each id once, each answered by its
+    own result in order (the reused id renamed, no result made up)."""
+    blocks = [b for m in body["messages"] if isinstance(m["content"], list)
+              for b in m["content"]]
+    calls = [b["id"] for b in blocks if b["type"] == "tool_use"]
+    results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+    assert len(calls) == len(set(calls)) == 4 and results == calls
+
+
 def test_gemini_cli_resumes_its_doubled_responses_through_sessionctx_run(
         agents: FormatAgents) -> None:
     steps = script("gemini", agents.cwd)
@@ -106,12 +116,7 @@ def test_goose_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
     assert run.returncode == 0, run.stderr[-2000:]
     [sent] = [r for r in run.requests if r["path"] == "/v1/messages"]
     assert sent["status"] == 200 and "Continuing." in run.stdout
-    calls = [b["id"] for m in sent["body"]["messages"] if isinstance(m["content"], list)
-             for b in m["content"] if b["type"] == "tool_use"]
-    results = [b["tool_use_id"] for m in sent["body"]["messages"]
-               if isinstance(m["content"], list) for b in m["content"]
-               if b["type"] == "tool_result"]
-    assert len(calls) == len(set(calls)) == 4 and results == calls
+    assert_four_calls_each_answered_once(sent["body"])
     assert "1 repaired" in run.stderr.splitlines()[-1]
     assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
 
@@ -176,12 +181,7 @@ def test_copilot_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
     [sent] = run.requests
     assert sent["path"] == "/v1/messages" and sent["status"] == 200
     assert "Continuing." in run.stdout
-    calls = [b["id"] for m in sent["body"]["messages"] if isinstance(m["content"], list)
-             for b in m["content"] if b["type"] == "tool_use"]
-    results = [b["tool_use_id"] for m in sent["body"]["messages"]
-               if isinstance(m["content"], list) for b in m["content"]
-               if b["type"] == "tool_result"]
-    assert len(calls) == len(set(calls)) == 4 and results == calls
+    assert_four_calls_each_answered_once(sent["body"])
     assert "1 repaired" in run.stderr.splitlines()[-1]
     assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
 
@@ -234,11 +234,6 @@ def test_opencode_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
     [sent] = run.requests
     assert sent["path"] == "/v1/messages" and sent["status"] == 200
     assert "Continuing." in run.stdout
-    calls = [b["id"] for m in sent["body"]["messages"] if isinstance(m["content"], list)
-             for b in m["content"] if b["type"] == "tool_use"]
-    results = [b["tool_use_id"] for m in sent["body"]["messages"]
-               if isinstance(m["content"], list) for b in m["content"]
-               if b["type"] == "tool_result"]
-    assert len(calls) == len(set(calls)) == 4 and results == calls
+    assert_four_calls_each_answered_once(sent["body"])
     assert "1 repaired" in run.stderr.splitlines()[-1]
     assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
