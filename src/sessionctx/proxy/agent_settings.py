@@ -25,6 +25,12 @@ def home(env: dict[str, str]) -> Path:
     return Path(env.get("HOME", "~")).expanduser()
 
 
+def config_home(env: dict[str, str]) -> Path:
+    """The folder of per-user settings (`XDG_CONFIG_HOME`), where Goose and opencode keep
+    theirs."""
+    return Path(env.get("XDG_CONFIG_HOME") or home(env) / ".config")
+
+
 def codex_provider(env: dict[str, str]) -> tuple[str | None, str | None]:
     """Codex's configured model provider (None: the built-in OpenAI one) and its base URL."""
     folder = Path(env.get("CODEX_HOME") or home(env) / ".codex")
@@ -45,9 +51,8 @@ def codex_provider(env: dict[str, str]) -> tuple[str | None, str | None]:
 def goose_config(env: dict[str, str]) -> dict[str, str]:
     """The top-level `KEY: value` settings of Goose's config.yaml (its hosts are plain
     scalars there), without a YAML parser."""
-    root = env.get("XDG_CONFIG_HOME") or str(home(env) / ".config")
     try:
-        text = (Path(root) / "goose" / "config.yaml").read_text(encoding="utf-8")
+        text = (config_home(env) / "goose" / "config.yaml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
     found = re.findall(r"(?m)^([A-Z_]+):[ \t]*(.+?)[ \t]*$", text)
@@ -100,7 +105,7 @@ def _opencode_defaults(env: dict[str, str]) -> dict[str, str]:
 
 
 def _opencode_layers(env: dict[str, str], cwd: Path) -> list[Any]:
-    config = Path(env.get("XDG_CONFIG_HOME") or home(env) / ".config") / "opencode"
+    config = config_home(env) / "opencode"
     files = [config / name for name in ("config.json", "opencode.json", "opencode.jsonc")]
     if env.get("OPENCODE_CONFIG"):
         files.append(Path(env["OPENCODE_CONFIG"]))
