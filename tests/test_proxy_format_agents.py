@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from tests.agent_clis import Run
 from tests.format_agents import OPENCODE_CONFIG, STUB, FormatAgents
 from tests.record_format_sessions import FIRST, GEMINI_REFUSAL, SECOND, _agents, _ok, script
 from tests.recorded_cases import COPILOT_TOOLS, goose_edited, goose_reused_id, opencode_edited
@@ -51,14 +52,26 @@ def audit_kinds(agents: FormatAgents) -> list[str]:
     return [c["kind"] for e in json.loads(out.stdout)["entries"] for c in e["changes"]]
 
 
-def assert_four_calls_each_answered_once(body: dict[str, Any]) -> None:
-    """The Anthropic body holds the session's four calls, each id once, each answered by its
-    own result in order (the reused id renamed, no result made up)."""
-    blocks = [b for m in body["messages"] if isinstance(m["content"], list)
+def assert_refused_for_the_reused_id(direct: Run) -> None:
+    """Sent directly, the one request was refused for its two calls with one id."""
+    assert direct.returncode != 0 and [r["status"] for r in direct.requests] == [400]
+    assert "tool_use` ids must be unique" in direct.refused()[0]["problem"]
+
+
+def assert_went_on_with_the_id_renamed(agents: FormatAgents, run: Run,
+                                       sent: dict[str, Any]) -> None:
+    """Through `run` the session went on: its Anthropic request `sent` accepted, holding the
+    session's four calls, each id once, each answered by its own result in order (the reused
+    id renamed, no result made up), and that one repair in the audit log."""
+    assert sent["path"] == "/v1/messages" and sent["status"] == 200
+    assert "Continuing." in run.stdout
+    blocks = [b for m in sent["body"]["messages"] if isinstance(m["content"], list)
               for b in m["content"]]
     calls = [b["id"] for b in blocks if b["type"] == "tool_use"]
     results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
     assert len(calls) == len(set(calls)) == 4 and results == calls
+    assert "1 repaired" in run.stderr.splitlines()[-1]
+    assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
 
 
 def test_gemini_cli_resumes_its_doubled_responses_through_sessionctx_run(
@@ -115,10 +128,7 @@ def test_goose_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
                                   "continue"), script=reply)
     assert run.returncode == 0, run.stderr[-2000:]
     [sent] = [r for r in run.requests if r["path"] == "/v1/messages"]
-    assert sent["status"] == 200 and "Continuing." in run.stdout
-    assert_four_calls_each_answered_once(sent["body"])
-    assert "1 repaired" in run.stderr.splitlines()[-1]
-    assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
+    assert_went_on_with_the_id_renamed(agents, run, sent)
 
 
 NORMAL_TURN = {  # the command after the binary, and what its own turn's request holds
@@ -172,18 +182,13 @@ def test_copilot_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
                "--allow-all-tools", f"--resume={COPILOT_SESSION}", "-p", "continue"]
     reply = [{"text": "Continuing.", "match": '"tools"'}]
     direct = agents.run([*byok, *copilot], script=reply)
-    assert direct.returncode != 0 and [r["status"] for r in direct.requests] == [400]
-    assert "tool_use` ids must be unique" in direct.refused()[0]["problem"]
+    assert_refused_for_the_reused_id(direct)
     events.write_text(stored)  # as before the failed resume
 
     run = agents.run([*byok, *_through_run(agents, *copilot)], script=reply)
     assert run.returncode == 0, run.stderr[-2000:]
     [sent] = run.requests
-    assert sent["path"] == "/v1/messages" and sent["status"] == 200
-    assert "Continuing." in run.stdout
-    assert_four_calls_each_answered_once(sent["body"])
-    assert "1 repaired" in run.stderr.splitlines()[-1]
-    assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
+    assert_went_on_with_the_id_renamed(agents, run, sent)
 
 
 def _opencode_reused_id(part: dict[str, Any]) -> dict[str, Any] | None:
@@ -219,8 +224,7 @@ def test_opencode_sends_a_reused_call_id_to_anthropic(agents: FormatAgents) -> N
     """opencode sends the call ids its store holds; Anthropic refuses the reused one."""
     direct = agents.run(_place_opencode_reused_id(agents),
                         script=[{"text": "Continuing.", "match": '"tools"'}])
-    assert direct.returncode != 0 and [r["status"] for r in direct.requests] == [400]
-    assert "tool_use` ids must be unique" in direct.refused()[0]["problem"]
+    assert_refused_for_the_reused_id(direct)
 
 
 def test_opencode_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
@@ -232,8 +236,4 @@ def test_opencode_resumes_a_reused_call_id_on_anthropic_through_sessionctx_run(
                      script=[{"text": "Continuing.", "match": '"tools"'}])
     assert run.returncode == 0, run.stderr[-2000:]
     [sent] = run.requests
-    assert sent["path"] == "/v1/messages" and sent["status"] == 200
-    assert "Continuing." in run.stdout
-    assert_four_calls_each_answered_once(sent["body"])
-    assert "1 repaired" in run.stderr.splitlines()[-1]
-    assert audit_kinds(agents) == ["duplicate_call_id_renamed"]
+    assert_went_on_with_the_id_renamed(agents, run, sent)
