@@ -16,9 +16,10 @@ import asyncio
 import contextlib
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import msgspec
@@ -37,7 +38,7 @@ KNOWN_OFF_LOOP = 4 * 1024 * 1024  # and matched against the known bodies off the
 WEBSOCKET_LINE = "supports_websockets = false"
 STATE_NOTE = ("previous_response_id: the history before this request is kept by the provider; "
               "sessionctx cannot see or repair it")
-_CHUNK = 64 * 1024
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -124,19 +125,14 @@ class _Proxy:
         response = await self._send(request, where, base, out, notes)
         if out.valid is not None and where.api is not None:
             # after the answer: the client waits for the check, not for the memory of it
-            args = (where.api, where.model, raw, out.valid)
-            if len(raw) > OFF_LOOP:
-                await asyncio.to_thread(self.known.remember, *args)
-            else:
-                self.known.remember(*args)
+            await _run(len(raw) > OFF_LOOP, self.known.remember, where.api, where.model, raw,
+                       out.valid)
         return response
 
     async def _known(self, api: str, model: str | None, raw: bytes) -> bool:
         """Whether the body is valid by the bodies already checked (a repeat or an extension
         of one); False: it is checked whole."""
-        if len(raw) > KNOWN_OFF_LOOP:
-            return await asyncio.to_thread(self.known.valid, api, model, raw)
-        return self.known.valid(api, model, raw)
+        return await _run(len(raw) > KNOWN_OFF_LOOP, self.known.valid, api, model, raw)
 
     async def _checked(self, where: Route, raw: bytes, body: dict[str, Any],
                        force: bool = False, signatures: bool = False) -> _Outgoing:
@@ -149,7 +145,7 @@ class _Proxy:
                                   drop_signatures=signatures, from_text=True)
 
         try:
-            fixed = await asyncio.to_thread(check) if len(raw) > OFF_LOOP else check()
+            fixed = await _run(len(raw) > OFF_LOOP, check)
         except Exception as exc:  # a body the repair cannot take goes as it came
             self._say(f"sessionctx proxy: could not check a {api} request ({exc!r}); sent as is")
             return _Outgoing(raw, overhead=time.perf_counter() - start)
@@ -324,6 +320,11 @@ class _Proxy:
     def _say(self, text: str) -> None:
         if not self.s.quiet:
             print(text, file=sys.stderr, flush=True)
+
+
+async def _run(off_loop: bool, work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)`, in a thread when it is large enough to hold up the other requests."""
+    return await asyncio.to_thread(work, *args) if off_loop else work(*args)
 
 
 async def _read(request: web.Request) -> bytes:
