@@ -28,8 +28,7 @@ up the script).
 
 In process: `with serve(script) as stub:` → `stub.url`, `stub.requests`, `stub.refused()`,
 `stub.raw(i)` (a request's exact bytes), `stub.answers` (the bytes of each answer).
-As a program (run inside a network namespace by tests/agent_clis.py, and by
-benchmarks/bench_proxy.py as the upstream):
+As a program (run inside a network namespace by tests/agent_clis.py):
   python strict_stub.py --port 8765 [--log requests.jsonl] [--script script.json]
 appends each request as one JSON line to the log, and prints "ready" once listening.
 """
@@ -216,7 +215,7 @@ def _raw(raw: bytes) -> Body:
         return {"raw": None, "raw_base64": base64.b64encode(raw).decode()}
 
 
-# -- the server (aiohttp: fast enough to stand for a provider in benchmarks/bench_proxy.py) ----
+# -- the server (aiohttp) ------------------------------------------------------------------
 
 def app(stub: StrictStub) -> web.Application:
     """The stub as an aiohttp application: every method and path goes to `stub.answer`; an
