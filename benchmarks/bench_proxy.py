@@ -93,12 +93,11 @@ def growing_responses(size: int, count: int) -> Iterator[bytes]:
                 {"type": "function_call_output", "call_id": f"call_{i}", "output": text}]
 
     items: list[Any] = [{"role": "user", "content": "look around"}]
-    n = 0
-    per = _size(step(0)) - 1
-    length = _size(items)
-    while length < size:
-        items += step(n)
-        n, length = n + 1, length + per
+    n, length = 0, _size(items)
+    while length < size:  # each step counted: its ids grow longer
+        more = step(n)
+        items += more
+        n, length = n + 1, length + _size(more)
     for _ in range(count):
         items += step(n)
         n += 1
@@ -126,13 +125,12 @@ def _size(value: Any) -> int:
 
 def _history(size: int, first: str) -> list[Any]:
     turn = "é word " * 40
-    messages: list[Any] = [{"role": "user", "content": first + turn},
-                           {"role": "assistant", "content": turn}]
-    pair = _size(messages[-2:]) - 1  # what one more pair adds to the body
+    pair = [{"role": "user", "content": turn}, {"role": "assistant", "content": turn}]
+    messages: list[Any] = [{"role": "user", "content": first + turn}, pair[1]]
     length = _size(messages)
     while length < size:  # counted as it grows, not dumped again each time
-        messages += [{"role": "user", "content": turn}, {"role": "assistant", "content": turn}]
-        length += pair
+        messages += pair
+        length += _size(pair)  # "[a, b]" is as long as ", a, b"
     return messages
 
 
