@@ -6,15 +6,15 @@ route, configured for the same upstream). For each body size (10 KB, 1 MB, 10 MB
 Anthropic request), streaming and not, the three paths take turns: direct, sessionctx, LiteLLM,
 the order turning each round, each request sent once the three servers are idle; each request's
 added latency is proxied − direct of the same round. Prints p50/p99 of the added latency, the
-number of samples each rests on, and sessionctx's ratio to LiteLLM's; then 8 concurrent 1 MB
-requests, the three sides taking turns a round of 8 at a time (requests per second per side,
-direct as the bound, and the ratio); then a repaired 1 MB request (an unanswered call) against
-one build of the same history, in process (goal: <= 2x). Three more lines at 1 MB: the same
-conversation with a turn more each request (what agents send), the same for an OpenAI Responses
-conversation (a Codex loop: a step of reasoning, call and output more each request, on
-`/v1/responses`), and bodies of conversations never seen before (checked whole). Then the CPU
-time each proxy process spends per 1 MB request of each kind (Linux), which a busy machine does
-not blur as it does wall time.
+number of samples each rests on, and sessionctx's ratio to LiteLLM's. Three more lines at 1 MB:
+the same conversation with a turn more each request (what agents send), the same for an OpenAI
+Responses conversation (a Codex loop: a step of reasoning, call and output more each request,
+on `/v1/responses`), and bodies of conversations never seen before (checked whole). Then 8
+concurrent 1 MB requests, the three sides taking turns a round of 8 at a time (requests per
+second per side, direct as the bound, and the ratio); the CPU time each proxy process spends
+per 1 MB request of each kind (Linux), which a busy machine does not blur as it does wall
+time; and a repaired 1 MB request (an unanswered call) against one build of the same history,
+in process (goal: <= 2x).
 
 The upstream costs less than the proxies: a proxy's throughput can only be measured below what
 its upstream serves. The strict stub (tests/strict_stub.py) decodes and checks every body in
@@ -23,7 +23,8 @@ proxied ones and no proxy could show more than about 5x LiteLLM's throughput. Th
 upstream answers with the strict stub's own bytes for a valid request and checks nothing; what
 arrived is checked instead on the first two requests of each line, outside the timing: through
 sessionctx the body byte for byte, through LiteLLM (which writes the body anew) by the strict
-stub's rules (tests/stub_servers.py), and every answer must carry the upstream's text.
+stub's rules (tests/stub_servers.py), and every answer must carry the upstream's text. Every
+body sent is valid; the repaired request is measured in process, with no upstream.
 
 Run: .venv/bin/python benchmarks/bench_proxy.py [rounds] [sizes]
      rounds: default 200 (10 MB: a tenth, at least 4); sizes: bytes, comma-separated (default
