@@ -255,7 +255,7 @@ async def throughput(s: aiohttp.ClientSession, urls: tuple[str, str, str], data:
     time (the order turning each round, each round once the servers are idle); requests per
     second while each side ran. Direct is the bound: no proxy serves more than its upstream."""
     names = ("direct", "sessionctx", "LiteLLM")
-    took = dict.fromkeys(names, 0.0)
+    took: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds + 1):  # the first round warms up
         for k in range(3):
             side = (r + k) % 3
@@ -263,13 +263,15 @@ async def throughput(s: aiohttp.ClientSession, urls: tuple[str, str, str], data:
             start = time.perf_counter()
             await asyncio.gather(*(_one(s, urls[side], data) for _ in range(8)))
             if r:
-                took[names[side]] += time.perf_counter() - start
-    rate = {name: 8 * rounds / seconds for name, seconds in took.items()}
+                took[names[side]].append(time.perf_counter() - start)
+    rate = {name: 8 * rounds / sum(seconds) for name, seconds in took.items()}
     ours, theirs, bound = rate["sessionctx"], rate["LiteLLM"], rate["direct"]
+    each = sorted(t / o for o, t in zip(took["sessionctx"], took["LiteLLM"], strict=True))
     print(f"8 concurrent {len(data) // 1000} KB requests, {rounds} rounds of 8 a side taking "
           f"turns, requests/s: direct {bound:.1f} (the bound), sessionctx {ours:.1f} "
           f"({ours / bound:.2f}x direct), LiteLLM {theirs:.1f} ({theirs / bound:.2f}x direct); "
-          f"sessionctx / LiteLLM {ours / theirs:.2f}x (goal >= 5)")
+          f"sessionctx / LiteLLM {ours / theirs:.2f}x (goal >= 5; round by round "
+          f"{each[0]:.1f}x to {each[-1]:.1f}x, median {_pct(each, .5):.1f}x)")
 
 
 SERVERS: list[int] = []  # the upstream's and both proxies' process ids, for _settle
