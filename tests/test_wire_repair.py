@@ -270,3 +270,15 @@ def test_tool_blocks_in_a_body_without_tools_go_as_text_not_under_a_made_up_sche
     assert "tools" not in fixed.body and fixed.remaining == ()
     sent = json.dumps(fixed.body["messages"])
     assert "tool_use" not in sent and "a.txt" in sent and '\\"path\\":\\".\\"' in sent
+
+
+def test_the_anthropic_validator_reads_string_content_as_the_text_block_it_spells():
+    from sessionctx.providers import validate
+    from sessionctx.providers.wire import violations
+
+    body = _anthropic({"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"},
+                      {"role": "user", "content": " \n"})
+    found = [(v.path, v.message) for v in validate(body, "anthropic")]
+    assert found == [("messages[2].content[0]",
+                      "text content blocks must contain non-whitespace text")]
+    assert found == [(v.path, v.message) for v in violations("anthropic", body, None)]

@@ -16,8 +16,10 @@ so the next turn's request keeps the prefix a prompt cache holds.
 
 The importers and validators read the shapes sessionctx renders; a wire body may use the API's
 shorter spellings (a string for a content list, a Responses message without its type). The
-validator sees those spelt out (`_as_checked`), and a block or item no importer reads keeps the
-body as it is: a repair never loses what it cannot read (`RepairedRequest.unread`).
+validator sees those spelt out (`_as_checked`; Anthropic's string content is read as its text
+block by the validator itself, with no copy of the message), and a block or item no importer
+reads keeps the body as it is: a repair never loses what it cannot read
+(`RepairedRequest.unread`).
 """
 
 from __future__ import annotations
@@ -202,8 +204,8 @@ def _without_signatures(messages: list[Message]) -> list[Message]:
 
 def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
     if api == ANTHROPIC and isinstance(body.get("messages"), list):
-        out = {**body, "messages": [_anthropic_message(m) for m in body["messages"]
-                                    if not _is_aside(m)]}
+        # a string content is spelt out by the validator itself (anthropic.spelt_out)
+        out = {**body, "messages": [m for m in body["messages"] if not _is_aside(m)]}
         system = body.get("system")
         if isinstance(system, list):  # text blocks, each with its own cache_control
             out["system"] = "\n".join(str(b.get("text", "")) for b in system
@@ -215,26 +217,6 @@ def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
             items = [{"role": "user", "content": items}]
         return {**body, "input": [_responses_item(i) for i in items]}
     return body
-
-
-def _anthropic_message(m: Any) -> Any:
-    if not isinstance(m, dict):
-        return m
-    content = m.get("content")
-    if isinstance(content, str):
-        return {**m, "content": [{"type": "text", "text": content}] if content else []}
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
-                                         and isinstance(b.get("content"), str) for b in content):
-        return {**m, "content": [_anthropic_result(b) for b in content]}
-    return m
-
-
-def _anthropic_result(b: Any) -> Any:
-    if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(
-            b.get("content"), str):
-        text = b["content"]
-        return {**b, "content": [{"type": "text", "text": text}] if text.strip() else []}
-    return b
 
 
 def _responses_item(item: Any) -> Any:
