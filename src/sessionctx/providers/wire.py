@@ -16,10 +16,10 @@ so the next turn's request keeps the prefix a prompt cache holds.
 
 The importers and validators read the shapes sessionctx renders; a wire body may use the API's
 shorter spellings (a string for a content list, a Responses message without its type). The
-validator sees those spelt out (`_as_checked`; Anthropic's string content is read as its text
-block by the validator itself, with no copy of the message), and a block or item no importer
-reads keeps the body as it is: a repair never loses what it cannot read
-(`RepairedRequest.unread`).
+validator reads those itself (Anthropic's string content as its text block, a Responses message
+without its type as a message, with no copy of either; `_as_checked` spells out the rest), and
+a block or item no importer reads keeps the body as it is: a repair never loses what it cannot
+read (`RepairedRequest.unread`).
 """
 
 from __future__ import annotations
@@ -211,22 +211,10 @@ def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
             out["system"] = "\n".join(str(b.get("text", "")) for b in system
                                        if isinstance(b, dict)) or " "
         return out
-    if api == OPENAI_RESPONSES and isinstance(body.get("input"), (list, str)):
-        items = body["input"]
-        if isinstance(items, str):
-            items = [{"role": "user", "content": items}]
-        return {**body, "input": [_responses_item(i) for i in items]}
+    if api == OPENAI_RESPONSES and isinstance(body.get("input"), str):
+        # one user message; a message without its type is read by the validator itself
+        return {**body, "input": [{"role": "user", "content": body["input"]}]}
     return body
-
-
-def _responses_item(item: Any) -> Any:
-    if not isinstance(item, dict) or "type" in item or "role" not in item:
-        return item
-    content = item.get("content")
-    if isinstance(content, str):
-        part = "output_text" if item.get("role") == "assistant" else "input_text"
-        content = [{"type": part, "text": content}]
-    return {**item, "type": "message", "content": content}
 
 
 # ---- Claude Code's mid-conversation system messages ("asides"): kept as they are, each after
