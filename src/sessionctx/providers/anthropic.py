@@ -291,10 +291,10 @@ def _check_blocks(blocks: list[Any], kinds: list[Any], at: tuple[int, ...], role
             if role == "assistant":
                 out.append(Violation(path, "'image' blocks are not permitted within "
                                      "assistant turns"))
-            media = b.get("source", {}).get("media_type")
-            if media not in cap.image_types:
+            source = b.get("source", {})
+            if (media := source.get("media_type")) not in cap.image_types:
                 out.append(Violation(path, f"image media_type {media!r} is not accepted"))
-            data = b.get("source", {}).get("data")
+            data = source.get("data")
             if cap.max_image_base64 is not None and isinstance(data, str) and \
                     len(data) > cap.max_image_base64:
                 out.append(Violation(f"{path}.source.data", f"image exceeds "
@@ -311,7 +311,26 @@ def _check_blocks(blocks: list[Any], kinds: list[Any], at: tuple[int, ...], role
                 out.append(Violation(_path((*at, j)), "a document is a base64 application/pdf "
                                      "or a text/plain source"))
         elif kind == "tool_use":
-            _check_call(b, (*at, j), role, walk, expect)
+            tid = b.get("id")
+            if role != "assistant":
+                out.append(Violation(_path((*at, j)), "tool_use blocks belong to assistant "
+                                     "messages"))
+            if not isinstance(tid, str) or not walk.pattern.fullmatch(tid) or \
+                    len(tid) > cap.id_max_len:
+                out.append(Violation(_path((*at, j)) + ".id", "tool_use.id: String should match "
+                                     f"pattern '{cap.id_pattern}' (at most {cap.id_max_len} "
+                                     "characters)"))
+            elif tid in walk.seen:
+                out.append(Violation(_path((*at, j)) + ".id", "tool_use ids must be unique"))
+            if isinstance(tid, str):
+                walk.seen.add(tid)
+                expect.append(tid)
+            if not isinstance(b.get("input"), dict):
+                out.append(Violation(_path((*at, j)) + ".input", "input must be a JSON object"))
+            name = b.get("name")
+            if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+                out.append(Violation(_path((*at, j)) + ".name", "tool name must match "
+                                     "^[a-zA-Z0-9_-]{1,64}$"))
         elif kind == "tool_result":
             content = b.get("content")
             if content is not None and not isinstance(content, str | list):
@@ -341,30 +360,6 @@ def _unanswered(i: int, expect: list[str]) -> Violation:
     return Violation(f"messages[{i}]", "tool_use ids were found without tool_result blocks "
                      f"immediately after: {', '.join(expect)}; Did not find {len(expect)} "
                      "tool_result block(s) at the beginning of this message")
-
-
-def _check_call(b: dict[str, Any], at: tuple[int, ...], role: Any, walk: _Walk,
-                expect: list[str]) -> None:
-    """The rules of a tool_use block at `at`; its id is added to `expect`."""
-    cap = walk.cap
-    out = walk.out
-    tid = b.get("id")
-    if role != "assistant":
-        out.append(Violation(_path(at), "tool_use blocks belong to assistant messages"))
-    if not isinstance(tid, str) or not walk.pattern.fullmatch(tid) or len(tid) > cap.id_max_len:
-        out.append(Violation(_path(at) + ".id", f"tool_use.id: String should match pattern "
-                             f"'{cap.id_pattern}' (at most {cap.id_max_len} characters)"))
-    elif tid in walk.seen:
-        out.append(Violation(_path(at) + ".id", "tool_use ids must be unique"))
-    if isinstance(tid, str):
-        walk.seen.add(tid)
-        expect.append(tid)
-    if not isinstance(b.get("input"), dict):
-        out.append(Violation(_path(at) + ".input", "input must be a JSON object"))
-    name = b.get("name")
-    if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
-        out.append(Violation(_path(at) + ".name", "tool name must match "
-                             "^[a-zA-Z0-9_-]{1,64}$"))
 
 
 def _path(at: tuple[int, ...]) -> str:

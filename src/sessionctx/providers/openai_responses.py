@@ -133,7 +133,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     answered: set[str] = set()
     pics: list[tuple[str, Any]] = []  # each image's path and data URL
     for i, item in enumerate(items):
-        kind = _kind(item)  # a path is written only for a violation
+        kind = item.get("type") or _kind(item)  # a path is written only for a violation
         if kind == "function_call":
             cid = item.get("call_id")
             if not isinstance(cid, str) or len(cid) > cap.id_max_len or not pattern.fullmatch(cid):
@@ -199,7 +199,7 @@ def _model_item(item: dict[str, Any]) -> bool:
 
 def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
     j = i - 1
-    while j >= 0 and _model_item(items[j]) and items[j].get("type") != "reasoning":
+    while j >= 0 and items[j].get("type") != "reasoning" and _model_item(items[j]):
         j -= 1
     return j >= 0 and items[j].get("type") == "reasoning"
 
