@@ -241,7 +241,8 @@ def _check_message(item: dict[str, Any], i: int, out: list[Violation],
                                  "messages"))
         elif kind == "input_text":
             text = p.get("text", "")
-            if not text or text.isspace() if isinstance(text, str) else not str(text).strip():
+            if (not text or text.isspace()) if isinstance(text, str) else \
+                    not str(text).strip():  # as strip, without the copy of a string
                 out.append(Violation(f"input[{i}].content[{j}]", "empty text part"))
         elif kind not in ("input_image", "input_file") and not (
                 kind == "output_text" and role == "assistant"):  # the model's text, as sent

@@ -204,7 +204,7 @@ def _without_signatures(messages: list[Message]) -> list[Message]:
 
 def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
     if api == ANTHROPIC and isinstance(body.get("messages"), list):
-        # a string content is spelt out by the validator itself (anthropic.spelt_out)
+        # a string content is read by the validator itself, as the text block it spells
         out = {**body, "messages": [m for m in body["messages"] if not _is_aside(m)]}
         system = body.get("system")
         if isinstance(system, list):  # text blocks, each with its own cache_control
