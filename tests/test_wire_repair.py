@@ -270,3 +270,28 @@ def test_tool_blocks_in_a_body_without_tools_go_as_text_not_under_a_made_up_sche
     assert "tools" not in fixed.body and fixed.remaining == ()
     sent = json.dumps(fixed.body["messages"])
     assert "tool_use" not in sent and "a.txt" in sent and '\\"path\\":\\".\\"' in sent
+
+
+def test_the_anthropic_validator_reads_string_content_as_the_text_block_it_spells():
+    from sessionctx.providers import validate
+    from sessionctx.providers.wire import violations
+
+    body = _anthropic({"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"},
+                      {"role": "user", "content": " \n"})
+    found = [(v.path, v.message) for v in validate(body, "anthropic")]
+    assert found == [("messages[2].content[0]",
+                      "text content blocks must contain non-whitespace text")]
+    assert found == [(v.path, v.message) for v in violations("anthropic", body, None)]
+
+
+def test_the_responses_validator_reads_a_message_without_its_type_and_the_models_own_text():
+    from sessionctx.providers import validate
+
+    body = {"model": "gpt-5", "input": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+        {"type": "message", "role": "user", "content": [{"type": "output_text", "text": "x"}]},
+        {"role": "user", "content": " "}]}
+    assert [(v.path, v.message) for v in validate(body, "openai-responses")] == [
+        ("input[2].content[0]", "unsupported part 'output_text'"),
+        ("input[3].content[0]", "empty text part")]

@@ -103,76 +103,100 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     prev_calls: list[dict[str, Any]] = []
     prev_kind = None
     pics: list[tuple[str, Any]] = []  # each image's path and data
-    for i, c in enumerate(contents):
-        path = f"contents[{i}]"
+    for i, c in enumerate(contents):  # a path is written only for a violation
         role = c.get("role")
         parts = c.get("parts")
         if role not in ("user", "model"):
-            out.append(Violation(f"{path}.role", "Please use a valid role: user, model."))
+            out.append(Violation(f"contents[{i}].role", "Please use a valid role: user, model."))
         if i == 0 and role != "user":
-            out.append(Violation(path, "the first content must be a user turn"))
+            out.append(Violation(f"contents[{i}]", "the first content must be a user turn"))
         if not isinstance(parts, list) or not parts:
-            out.append(Violation(f"{path}.parts", "parts must not be empty"))
+            out.append(Violation(f"contents[{i}].parts", "parts must not be empty"))
             parts = []
-        calls = [p["functionCall"] for p in parts if "functionCall" in p]
-        responses = [p["functionResponse"] for p in parts if "functionResponse" in p]
+        calls: list[Any] = []
+        responses: list[Any] = []
+        first: Any = None  # the first part with a call
+        for p in parts:  # one pass gathers both
+            if "functionCall" in p:
+                if not calls:
+                    first = p
+                calls.append(p["functionCall"])
+            if "functionResponse" in p:
+                responses.append(p["functionResponse"])
         if calls and prev_kind not in ("user", "response"):
-            out.append(Violation(path, "Please ensure that function call turn comes immediately "
-                                 "after a user turn or after a function response turn."))
+            out.append(Violation(f"contents[{i}]", "Please ensure that function call turn comes "
+                                 "immediately after a user turn or after a function response "
+                                 "turn."))
         if prev_calls:
-            if len(responses) != len(prev_calls) or \
-                    sorted(str(r.get("id")) for r in responses) != \
-                    sorted(str(x.get("id")) for x in prev_calls):
-                out.append(Violation(path, "Please ensure that the number of function response "
-                                     "parts is equal to the number of function call parts of "
-                                     "the function call turn."))
+            if len(responses) != len(prev_calls) or not _same_ids(responses, prev_calls):
+                out.append(Violation(f"contents[{i}]", "Please ensure that the number of "
+                                     "function response parts is equal to the number of "
+                                     "function call parts of the function call turn."))
         elif responses:
-            out.append(Violation(path, "Please ensure that function response turn comes "
-                                 "immediately after a function call turn"))
-        names = {str(c.get("id")): c.get("name") for c in prev_calls}
+            out.append(Violation(f"contents[{i}]", "Please ensure that function response turn "
+                                 "comes immediately after a function call turn"))
+        names = {str(c.get("id")): c.get("name") for c in prev_calls} if prev_calls else {}
         for r in responses:
             name = r.get("name")
             if not isinstance(name, str) or not name:
-                out.append(Violation(path, "functionResponse.name must be the called function's "
-                                     "name"))
+                out.append(Violation(f"contents[{i}]", "functionResponse.name must be the "
+                                     "called function's name"))
             elif str(r.get("id")) in names and names[str(r.get("id"))] != name:
-                out.append(Violation(path, f"functionResponse {name!r} does not match its call "
-                                     f"{names[str(r.get('id'))]!r}"))
-        if calls and cap.call_signature_required:
-            first = next(p for p in parts if "functionCall" in p)
-            if not first.get("thoughtSignature"):
-                out.append(Violation(path, "Function call is missing a thought_signature in "
-                                     "functionCall parts"))
-        for j, p in enumerate(parts):
-            _check_part(p, f"{path}.parts[{j}]", role, cap, out, pics)
+                out.append(Violation(f"contents[{i}]", f"functionResponse {name!r} does not "
+                                     f"match its call {names[str(r.get('id'))]!r}"))
+        if calls and cap.call_signature_required and not first.get("thoughtSignature"):
+            out.append(Violation(f"contents[{i}]", "Function call is missing a "
+                                 "thought_signature in functionCall parts"))
+        _check_parts(parts, i, role, cap, out, pics)
         prev_calls = calls
         prev_kind = "response" if responses else ("user" if role == "user" else "model")
     out.extend(oversized(pics, cap))
     return out
 
 
-def _check_part(p: dict[str, Any], path: str, role: Any, cap: Capability,
-                out: list[Violation], pics: list[tuple[str, Any]]) -> None:
-    keys = [k for k in ("text", "inlineData", "functionCall", "functionResponse") if k in p]
-    if len(keys) != 1:
-        out.append(Violation(path, f"a part holds exactly one kind of data, found {keys}"))
-        return
-    signed_thought = p.get("thought") is True and bool(p.get("thoughtSignature"))
-    if keys[0] == "text" and not str(p["text"]).strip() and not signed_thought:
-        out.append(Violation(path, "empty text part"))
-    elif keys[0] == "inlineData":
-        inline = p["inlineData"]
-        mime = inline.get("mimeType", inline.get("mime_type"))
-        if mime not in cap.image_types | {documents.PDF}:
-            out.append(Violation(path, "unsupported inline data type"))
-        elif mime != documents.PDF:
-            pics.append((f"{path}.inlineData.data", inline.get("data")))
-    elif keys[0] == "functionCall" and role != "model":
-        out.append(Violation(path, "function calls belong to model turns"))
-    elif keys[0] == "functionCall" and not isinstance(p["functionCall"].get("args"), dict):
-        out.append(Violation(path, "functionCall.args must be an object"))
-    elif keys[0] == "functionResponse" and role != "user":
-        out.append(Violation(path, "function responses belong to user turns"))
+def _same_ids(responses: list[Any], calls: list[Any]) -> bool:
+    """Whether the responses answer the ids of as many calls, in any order."""
+    if len(calls) == 1:  # the common turn: no list to sort
+        return str(responses[0].get("id")) == str(calls[0].get("id"))
+    return sorted(str(r.get("id")) for r in responses) == sorted(str(x.get("id")) for x in calls)
+
+
+_PART_KINDS = ("text", "inlineData", "functionCall", "functionResponse")
+
+
+def _check_parts(parts: list[Any], i: int, role: Any, cap: Capability,
+                 out: list[Violation], pics: list[tuple[str, Any]]) -> None:
+    """The rules of each part of contents[i]; its path is written only for a violation."""
+    for j, p in enumerate(parts):
+        if ("text" in p) + ("inlineData" in p) + ("functionCall" in p) + \
+                ("functionResponse" in p) != 1:
+            keys = [k for k in _PART_KINDS if k in p]
+            out.append(Violation(f"contents[{i}].parts[{j}]", "a part holds exactly one kind "
+                                 f"of data, found {keys}"))
+        elif "text" in p:
+            text = p["text"]  # blank without the copy strip makes
+            blank = (not text or text.isspace()) if isinstance(text, str) else \
+                not str(text).strip()
+            if blank and not (p.get("thought") is True and bool(p.get("thoughtSignature"))):
+                out.append(Violation(f"contents[{i}].parts[{j}]", "empty text part"))
+        elif "inlineData" in p:
+            inline = p["inlineData"]
+            mime = inline.get("mimeType", inline.get("mime_type"))
+            if mime not in cap.image_types and mime != documents.PDF:
+                out.append(Violation(f"contents[{i}].parts[{j}]", "unsupported inline data "
+                                     "type"))
+            elif mime != documents.PDF:
+                pics.append((f"contents[{i}].parts[{j}].inlineData.data", inline.get("data")))
+        elif "functionCall" in p:
+            if role != "model":
+                out.append(Violation(f"contents[{i}].parts[{j}]", "function calls belong to "
+                                     "model turns"))
+            elif not isinstance(p["functionCall"].get("args"), dict):
+                out.append(Violation(f"contents[{i}].parts[{j}]", "functionCall.args must be "
+                                     "an object"))
+        elif role != "user":
+            out.append(Violation(f"contents[{i}].parts[{j}]", "function responses belong to "
+                                 "user turns"))
 
 
 # ---------------------------------------------------------------- tools

@@ -108,53 +108,56 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     open_ids: list[str] = []
     seen: set[str] = set()
     pics: list[tuple[str, Any]] = []  # each image's path and data URL
-    for i, m in enumerate(messages):
-        path = f"messages[{i}]"
+    for i, m in enumerate(messages):  # a path is written only for a violation
         role = m.get("role")
         if open_ids and role != "tool":
-            out.append(Violation(path, "An assistant message with 'tool_calls' must be followed "
-                                 "by tool messages responding to each 'tool_call_id'. Missing: "
-                                 + ", ".join(open_ids)))
+            out.append(Violation(f"messages[{i}]", "An assistant message with 'tool_calls' must "
+                                 "be followed by tool messages responding to each "
+                                 "'tool_call_id'. Missing: " + ", ".join(open_ids)))
             open_ids = []
         if role == "tool":
             tid = m.get("tool_call_id")
             if tid not in open_ids:
-                out.append(Violation(path, "messages with role 'tool' must be a response to a "
-                                     "preceeding message with 'tool_calls'"))
+                out.append(Violation(f"messages[{i}]", "messages with role 'tool' must be a "
+                                     "response to a preceeding message with 'tool_calls'"))
             else:
                 open_ids.remove(tid)
-            _check_content(m.get("content"), path, role, out, pics, allow_empty=False)
+            _check_content(m.get("content"), i, role, out, pics, allow_empty=False)
         elif role == "assistant":
             calls = m.get("tool_calls") or []
+            content = m.get("content")
             if cap.max_tool_calls is not None and len(calls) > cap.max_tool_calls:
+                path = f"messages[{i}]"
                 out.append(Violation(f"{path}.tool_calls", f"Invalid '{path}.tool_calls': "
                                      "array too long. Expected an array with maximum length "
                                      f"{cap.max_tool_calls}, but got an array with length "
                                      f"{len(calls)} instead."))
-            if not calls and not _has_text(m.get("content")):
-                out.append(Violation(path, "assistant messages need content or tool_calls"))
-            if m.get("content") is not None:
-                _check_content(m["content"], path, role, out, pics, allow_empty=bool(calls))
+            if not calls and not _has_text(content):
+                out.append(Violation(f"messages[{i}]", "assistant messages need content or "
+                                     "tool_calls"))
+            if content is not None:
+                _check_content(content, i, role, out, pics, allow_empty=bool(calls))
             for j, c in enumerate(calls):
-                cpath = f"{path}.tool_calls[{j}]"
                 tid = c.get("id")
                 if not isinstance(tid, str) or len(tid) > cap.id_max_len or \
                         not pattern.fullmatch(tid):
-                    out.append(Violation(f"{cpath}.id", "string too long or invalid: expected "
-                                         f"at most {cap.id_max_len} characters matching "
-                                         f"{cap.id_pattern}"))
+                    out.append(Violation(f"messages[{i}].tool_calls[{j}].id", "string too long "
+                                         f"or invalid: expected at most {cap.id_max_len} "
+                                         f"characters matching {cap.id_pattern}"))
                 elif tid in seen:
-                    out.append(Violation(f"{cpath}.id", "duplicate tool_call id"))
+                    out.append(Violation(f"messages[{i}].tool_calls[{j}].id", "duplicate "
+                                         "tool_call id"))
                 else:
                     seen.add(tid)
                     open_ids.append(tid)
                 why = arguments_problem(c.get("function", {}).get("arguments"))
                 if why is not None:
-                    out.append(Violation(f"{cpath}.function.arguments", why))
+                    out.append(Violation(f"messages[{i}].tool_calls[{j}].function.arguments",
+                                         why))
         elif role in ("user", "system", "developer"):
-            _check_content(m.get("content"), path, role, out, pics, allow_empty=False)
+            _check_content(m.get("content"), i, role, out, pics, allow_empty=False)
         else:
-            out.append(Violation(f"{path}.role", f"unknown role {role!r}"))
+            out.append(Violation(f"messages[{i}].role", f"unknown role {role!r}"))
     if open_ids:
         out.append(Violation("messages", "tool_calls without tool messages: "
                              + ", ".join(open_ids)))
@@ -164,17 +167,19 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
 
 def _has_text(content: Any) -> bool:
     if isinstance(content, str):
-        return bool(content.strip())
+        return bool(content) and not content.isspace()  # as strip, without its copy
     return isinstance(content, list) and any(
         isinstance(p, dict) and str(p.get("text", "")).strip() for p in content)
 
 
-def _check_content(content: Any, path: str, role: Any, out: list[Violation],
+def _check_content(content: Any, i: int, role: Any, out: list[Violation],
                    pics: list[tuple[str, Any]], allow_empty: bool) -> None:
+    """The rules of the content of messages[i]; its path is written only for a violation."""
     if isinstance(content, str):
-        if not content.strip() and not allow_empty and role != "tool":
-            out.append(Violation(f"{path}.content", "content must not be empty"))
+        if not allow_empty and role != "tool" and (not content or content.isspace()):
+            out.append(Violation(f"messages[{i}].content", "content must not be empty"))
         return
+    path = f"messages[{i}]"
     if not isinstance(content, list) or (not content and not allow_empty):
         out.append(Violation(f"{path}.content", "content must be a string or a non-empty list"))
         return

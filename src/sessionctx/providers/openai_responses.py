@@ -133,7 +133,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     answered: set[str] = set()
     pics: list[tuple[str, Any]] = []  # each image's path and data URL
     for i, item in enumerate(items):
-        kind = item.get("type")  # a path is written only for a violation
+        kind = item.get("type") or _kind(item)  # a path is written only for a violation
         if kind == "function_call":
             cid = item.get("call_id")
             if not isinstance(cid, str) or len(cid) > cap.id_max_len or not pattern.fullmatch(cid):
@@ -183,10 +183,15 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     return out
 
 
+def _kind(item: dict[str, Any]) -> Any:
+    """An item's type: a message may leave it out (the API's shorter spelling)."""
+    return item.get("type", "message" if "role" in item else None)
+
+
 def _model_item(item: dict[str, Any]) -> bool:
     """An item the model wrote, other than reasoning's: what reasoning may be followed by
     (another reasoning item too)."""
-    kind = item.get("type")
+    kind = _kind(item)
     if kind == "message":
         return item.get("role") == "assistant"
     return kind in ("function_call", "reasoning") or kind in SERVER_ITEM_TYPES
@@ -194,7 +199,7 @@ def _model_item(item: dict[str, Any]) -> bool:
 
 def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
     j = i - 1
-    while j >= 0 and _model_item(items[j]) and items[j].get("type") != "reasoning":
+    while j >= 0 and items[j].get("type") != "reasoning" and _model_item(items[j]):
         j -= 1
     return j >= 0 and items[j].get("type") == "reasoning"
 
@@ -219,8 +224,11 @@ def _check_message(item: dict[str, Any], i: int, out: list[Violation],
     content = item.get("content")
     if role not in ("user", "assistant", "system", "developer"):
         out.append(Violation(f"input[{i}].role", f"unknown role {role!r}"))
+    if isinstance(content, str) and "type" not in item:  # the shorter spelling: one text part
+        content = [{"type": "output_text" if role == "assistant" else "input_text",
+                    "text": content}]
     if isinstance(content, str):
-        if not content.strip():
+        if not content or content.isspace():  # as strip, without its copy
             out.append(Violation(f"input[{i}].content", "empty message content"))
         return
     if not isinstance(content, list) or not content:
@@ -232,9 +240,12 @@ def _check_message(item: dict[str, Any], i: int, out: list[Violation],
             out.append(Violation(f"input[{i}].content[{j}]", "images and files only in user "
                                  "messages"))
         elif kind == "input_text":
-            if not str(p.get("text", "")).strip():
+            text = p.get("text", "")
+            if (not text or text.isspace()) if isinstance(text, str) else \
+                    not str(text).strip():  # as strip, without the copy of a string
                 out.append(Violation(f"input[{i}].content[{j}]", "empty text part"))
-        elif kind not in ("input_image", "input_file"):
+        elif kind not in ("input_image", "input_file") and not (
+                kind == "output_text" and role == "assistant"):  # the model's text, as sent
             out.append(Violation(f"input[{i}].content[{j}]", f"unsupported part {kind!r}"))
         if kind == "input_image":
             pics.append((f"input[{i}].content[{j}].image_url", p.get("image_url")))

@@ -16,8 +16,10 @@ so the next turn's request keeps the prefix a prompt cache holds.
 
 The importers and validators read the shapes sessionctx renders; a wire body may use the API's
 shorter spellings (a string for a content list, a Responses message without its type). The
-validator sees those spelt out (`_as_checked`), and a block or item no importer reads keeps the
-body as it is: a repair never loses what it cannot read (`RepairedRequest.unread`).
+validator reads those itself (Anthropic's string content as its text block, a Responses message
+without its type as a message, with no copy of either; `_as_checked` spells out the rest), and
+a block or item no importer reads keeps the body as it is: a repair never loses what it cannot
+read (`RepairedRequest.unread`).
 """
 
 from __future__ import annotations
@@ -202,49 +204,17 @@ def _without_signatures(messages: list[Message]) -> list[Message]:
 
 def _as_checked(api: str, body: dict[str, Any]) -> dict[str, Any]:
     if api == ANTHROPIC and isinstance(body.get("messages"), list):
-        out = {**body, "messages": [_anthropic_message(m) for m in body["messages"]
-                                    if not _is_aside(m)]}
+        # a string content is read by the validator itself, as the text block it spells
+        out = {**body, "messages": [m for m in body["messages"] if not _is_aside(m)]}
         system = body.get("system")
         if isinstance(system, list):  # text blocks, each with its own cache_control
             out["system"] = "\n".join(str(b.get("text", "")) for b in system
                                        if isinstance(b, dict)) or " "
         return out
-    if api == OPENAI_RESPONSES and isinstance(body.get("input"), (list, str)):
-        items = body["input"]
-        if isinstance(items, str):
-            items = [{"role": "user", "content": items}]
-        return {**body, "input": [_responses_item(i) for i in items]}
+    if api == OPENAI_RESPONSES and isinstance(body.get("input"), str):
+        # one user message; a message without its type is read by the validator itself
+        return {**body, "input": [{"role": "user", "content": body["input"]}]}
     return body
-
-
-def _anthropic_message(m: Any) -> Any:
-    if not isinstance(m, dict):
-        return m
-    content = m.get("content")
-    if isinstance(content, str):
-        return {**m, "content": [{"type": "text", "text": content}] if content else []}
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
-                                         and isinstance(b.get("content"), str) for b in content):
-        return {**m, "content": [_anthropic_result(b) for b in content]}
-    return m
-
-
-def _anthropic_result(b: Any) -> Any:
-    if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(
-            b.get("content"), str):
-        text = b["content"]
-        return {**b, "content": [{"type": "text", "text": text}] if text.strip() else []}
-    return b
-
-
-def _responses_item(item: Any) -> Any:
-    if not isinstance(item, dict) or "type" in item or "role" not in item:
-        return item
-    content = item.get("content")
-    if isinstance(content, str):
-        part = "output_text" if item.get("role") == "assistant" else "input_text"
-        content = [{"type": part, "text": content}]
-    return {**item, "type": "message", "content": content}
 
 
 # ---- Claude Code's mid-conversation system messages ("asides"): kept as they are, each after

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionctx.providers.anthropic import CACHE, _breakpoints, _marked
-from sessionctx.providers.openai_responses import _model_item
+from sessionctx.providers.openai_responses import _kind, _model_item
 from sessionctx.providers.policies.image_limits import oversized, pixel_limit
 from sessionctx.providers.registry import provider as registered
 from sessionctx.providers.wire import (
@@ -43,7 +43,6 @@ from sessionctx.providers.wire import (
     HISTORY_KEYS,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
-    _responses_item,
     violations,
 )
 from sessionctx.providers.wire_read import rules_model
@@ -152,8 +151,7 @@ def _chat(m: dict[str, Any], i: int, count: _Count) -> bool:
 
 
 def _responses(item: dict[str, Any], i: int, count: _Count) -> bool:
-    item = _responses_item(item)
-    kind = item.get("type")
+    kind = _kind(item)  # a message may leave its type out
     if not count.waiting and (kind == "reasoning" or not _model_item(item)):
         count.starts.append(i)
     if kind == "function_call":

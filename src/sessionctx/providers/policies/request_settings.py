@@ -154,10 +154,12 @@ def split_calls(prep: Prepared, limit: int) -> None:
 # ---------------------------------------------------------------- checking a body
 
 def violations(body: dict[str, Any], cap: Capability, thinking: bool | None, prefill: bool,
-               kind_of: Callable[[Any], str | None], forces_tool: bool) -> list[Violation]:
+               kind_of: Callable[[Any], str | None], forces_tool: bool,
+               blocks_of: Callable[[Any], Any] = lambda content: content) -> list[Violation]:
     """The rules of the thinking switch and the prefill, for a body sent with them: `kind_of`
     reads a block of the provider's body in Anthropic's terms (thinking, tool_use,
-    tool_result, text), `forces_tool` says whether its tool choice forces a tool."""
+    tool_result, text), `forces_tool` says whether its tool choice forces a tool, `blocks_of`
+    spells out a message's content as the provider's blocks."""
     out: list[Violation] = []
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
@@ -165,7 +167,8 @@ def violations(body: dict[str, Any], cap: Capability, thinking: bool | None, pre
 
     def content(k: int) -> list[Any]:  # read where a rule looks: mostly the last messages
         m = messages[k]
-        return m["content"] if isinstance(m, dict) and isinstance(m.get("content"), list) else []
+        found = blocks_of(m.get("content")) if isinstance(m, dict) else None
+        return found if isinstance(found, list) else []
 
     def role(k: int) -> Any:
         m = messages[k]
