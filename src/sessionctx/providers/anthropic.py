@@ -21,6 +21,7 @@ from sessionctx.providers.violations import Violation, history
 
 CACHE = "cache_control"
 _THINKING = ("thinking", "redacted_thinking")
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 CACHE_REMOVED = ChangeKind.CACHE_REMOVED
 _MB = 1024 * 1024
 
@@ -291,7 +292,7 @@ def _check_block(b: dict[str, Any], kind: Any, at: tuple[int, ...], role: Any, c
         if not isinstance(b.get("input"), dict):
             out.append(Violation(_path(at) + ".input", "input must be a JSON object"))
         name = b.get("name")
-        if not isinstance(name, str) or not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name):
+        if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
             out.append(Violation(_path(at) + ".name", "tool name must match "
                                  "^[a-zA-Z0-9_-]{1,64}$"))
     elif kind == "tool_result":

@@ -223,9 +223,12 @@ def _anthropic_message(m: Any) -> Any:
     content = m.get("content")
     if isinstance(content, str):
         return {**m, "content": [{"type": "text", "text": content}] if content else []}
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
-                                         and isinstance(b.get("content"), str) for b in content):
-        return {**m, "content": [_anthropic_result(b) for b in content]}
+    if not isinstance(content, list):
+        return m
+    for b in content:  # a loop: no generator a message
+        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(
+                b.get("content"), str):
+            return {**m, "content": [_anthropic_result(x) for x in content]}
     return m
 
 
@@ -233,7 +236,8 @@ def _anthropic_result(b: Any) -> Any:
     if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(
             b.get("content"), str):
         text = b["content"]
-        return {**b, "content": [{"type": "text", "text": text}] if text.strip() else []}
+        return {**b, "content": [{"type": "text", "text": text}] if text and
+                not text.isspace() else []}  # blank: as strip() finds it, without a copy
     return b
 
 
