@@ -163,6 +163,23 @@ def test_a_body_whose_items_are_written_apart_unevenly_is_not_remembered():
     assert known.valid("anthropic", None, bytes(bytearray(even)))
 
 
+def test_a_body_replaced_by_its_extension_is_no_longer_held():
+    """The memory holds a body's bytes by its entry alone: once a turn more replaces it, the
+    earlier body is not kept alive by what the new entry took from it."""
+    import sys
+
+    from sessionctx.proxy.known import Known
+    messages = [*_turns(3), {"role": "user", "content": "go"}]
+    raw = _body(messages, tools=[{"name": "ls", "input_schema": {"type": "object"}}])
+    alone = sys.getrefcount(raw)
+    known = Known()
+    known.remember("anthropic", None, raw, json.loads(raw))
+    more = [*messages, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "on"}]
+    assert known.valid("anthropic", None, _body(
+        more, tools=[{"name": "ls", "input_schema": {"type": "object"}}]))
+    assert sys.getrefcount(raw) == alone
+
+
 def test_a_valid_body_is_remembered_after_it_went_upstream(monkeypatch):
     """The client waits for the check, not for the memory of its verdict."""
     from sessionctx.proxy.known import Known

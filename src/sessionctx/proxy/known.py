@@ -199,7 +199,8 @@ def _layout(raw: bytes, key: str) -> tuple[bytes, dict[str, msgspec.Raw],
         found = _laid(raw, key, items, begin, others)
         if found is not None:
             before, ends, sep = found
-            return first, others, before, ends, sep
+            # copies: the memory keeps each body's bytes by its own entry only
+            return first, {k: v.copy() for k, v in others.items()}, before, ends, sep
         begin = raw.find(first, begin + 1)
     return None
 
