@@ -80,30 +80,104 @@ def test_a_body_spelt_otherwise_is_checked_whole(spacing, monkeypatch):
     assert calls == ([1] if spacing is None else [])  # other spacing: other bytes, no match
 
 
-def test_a_body_checked_whole_is_split_once(monkeypatch):
-    """The split `valid` made of a body it could not vouch for is the one `remember` keeps
-    for the same bytes; other bytes are split anew."""
+class _Reads:
+    """The JSON text `Known` reads, by length: a decoder counting what it is given."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.sizes: list[int] = []
+
+    def decode(self, data: bytes) -> Any:
+        self.sizes.append(len(data))
+        return self.real.decode(data)
+
+
+def _body(messages: list[dict[str, Any]], **keys: Any) -> bytes:
+    return json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 8, "messages": messages,
+                       **keys}, ensure_ascii=False).encode()
+
+
+def test_a_known_body_is_matched_by_its_bytes_reading_only_what_is_new(monkeypatch):
+    """A repeat is not read at all, a body of another conversation neither, a body with a turn
+    more only from its new items on; none of them is hashed whole."""
     from sessionctx.proxy import known as module
-    splits: list[bytes] = []
-    real = module._split
-
-    def counted(raw: bytes, key: str) -> Any:
-        splits.append(raw)
-        return real(raw, key)
-
-    monkeypatch.setattr(module, "_split", counted)
-    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 8,
-                            "messages": [*_turns(2), {"role": "user", "content": "go"}]}
+    reads = _Reads(module._TOP)
+    monkeypatch.setattr(module, "_TOP", reads)
+    messages = [*_turns(40), {"role": "user", "content": "go"}]
+    raw = _body(messages, tools=[{"name": "ls", "input_schema": {"type": "object"}}])
     known = module.Known()
-    raw = json.dumps(body).encode()
+    known.remember("anthropic", None, raw, json.loads(raw))
+    reads.sizes.clear()
+    assert known.valid("anthropic", None, bytes(bytearray(raw)))  # the same bytes again
+    assert not known.valid("anthropic", None, _body([{"role": "user", "content": "hi"}]))
+    assert reads.sizes == []
+    more = [*messages, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "on"}]
+    longer = _body(more, tools=[{"name": "ls", "input_schema": {"type": "object"}}])
+    assert known.valid("anthropic", None, longer)
+    assert len(reads.sizes) == 1 and reads.sizes[0] < len(longer) // 10
+
+
+@pytest.mark.parametrize("tail", [{"tools": []}, {"stream": True}, {"max_tokens": 9}])
+def test_a_body_whose_other_keys_differ_after_its_history_is_checked_whole(tail):
+    from sessionctx.proxy.known import Known
+    messages = [*_turns(3), {"role": "user", "content": "go"}]
+    raw = _body(messages, tools=[{"name": "ls", "input_schema": {"type": "object"}}])
+    known = Known()
+    known.remember("anthropic", None, raw, json.loads(raw))
+    more = [*messages, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "on"}]
+    assert known.valid("anthropic", None, _body(
+        more, tools=[{"name": "ls", "input_schema": {"type": "object"}}]))
+    changed = json.loads(_body(more, tools=[{"name": "ls", "input_schema": {"type": "object"}}]))
+    changed.update(tail)
+    assert not known.valid("anthropic", None, json.dumps(changed, ensure_ascii=False).encode())
+
+
+def test_an_item_written_elsewhere_in_the_body_is_not_taken_for_the_history():
+    """The first item's bytes found earlier in the body (under another key) do not mark
+    where the history is: the history found is checked against the body's own keys."""
+    from sessionctx.proxy.known import Known
+    messages = [*_turns(2), {"role": "user", "content": "go"}]
+    head = {"metadata": {"copy": [messages[0]]}}
+    raw = json.dumps({**head, "model": "claude-sonnet-4-5", "max_tokens": 8,
+                      "messages": messages}).encode()
+    known = Known()
+    known.remember("anthropic", None, raw, json.loads(raw))
+    # a body that breaks a rule in its new turn is never vouched for
+    broken = [*messages, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_x", "name": "ls", "input": {}}]},
+        {"role": "user", "content": "on"}]
+    assert not known.valid("anthropic", None, json.dumps(
+        {**head, "model": "claude-sonnet-4-5", "max_tokens": 8, "messages": broken}).encode())
+    assert known.valid("anthropic", None, raw)
+
+
+def test_a_body_whose_items_are_written_apart_unevenly_is_not_remembered():
+    from sessionctx.proxy.known import Known
+    messages = [*_turns(2), {"role": "user", "content": "go"}]
+    raw = _body(messages).replace(b"}, {", b"},  {", 1)
+    known = Known()
+    known.remember("anthropic", None, raw, json.loads(raw))
     assert not known.valid("anthropic", None, raw)
-    known.remember("anthropic", None, raw, body)
-    assert splits == [raw]
-    assert known.valid("anthropic", None, bytes(bytearray(raw)))  # remembered: the same bytes
-    other = json.dumps(body, indent=1).encode()
-    known.remember("anthropic", None, other, body)  # not the body `valid` last split
-    assert splits == [raw, other]
-    assert known.valid("anthropic", None, bytes(bytearray(other)))
+    even = _body(messages)
+    known.remember("anthropic", None, even, json.loads(even))
+    assert known.valid("anthropic", None, bytes(bytearray(even)))
+
+
+def test_a_body_replaced_by_its_extension_is_no_longer_held():
+    """The memory holds a body's bytes by its entry alone: once a turn more replaces it, the
+    earlier body is not kept alive by what the new entry took from it."""
+    import sys
+
+    from sessionctx.proxy.known import Known
+    messages = [*_turns(3), {"role": "user", "content": "go"}]
+    raw = _body(messages, tools=[{"name": "ls", "input_schema": {"type": "object"}}])
+    alone = sys.getrefcount(raw)
+    known = Known()
+    known.remember("anthropic", None, raw, json.loads(raw))
+    more = [*messages, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "on"}]
+    assert known.valid("anthropic", None, _body(
+        more, tools=[{"name": "ls", "input_schema": {"type": "object"}}]))
+    assert sys.getrefcount(raw) == alone
 
 
 def test_a_valid_body_is_remembered_after_it_went_upstream(monkeypatch):

@@ -29,6 +29,7 @@ from yarl import URL
 from sessionctx.providers.wire import ANTHROPIC, OPENAI_RESPONSES, RepairedRequest, repair_request
 from sessionctx.proxy import reactive
 from sessionctx.proxy.audit import Audit, Totals, record
+from sessionctx.proxy.heap import keep_freed_blocks
 from sessionctx.proxy.known import Known
 from sessionctx.proxy.routes import Route, forwarded, oauth_refused, route, session_id, target
 
@@ -377,6 +378,7 @@ def new_loop() -> asyncio.AbstractEventLoop:
 async def serve(settings: Settings, host: str, port: int,
                 ready: asyncio.Future[int] | None = None) -> None:
     """Serves until cancelled; `ready` gets the port once it listens."""
+    keep_freed_blocks()
     runner = web.AppRunner(make_app(settings), handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_address=True)
