@@ -1,9 +1,9 @@
 """Two versions of `sessionctx proxy` side by side: the CPU time each spends per request, and
-the latency each adds, on the same stub and bodies.
+the latency each adds, on the same upstream (benchmarks/fast_upstream.py) and bodies.
 
 Each proxy runs from its own source tree (a git worktree or `git archive` of a commit); for
 each kind of body the direct request and the two proxies take turns, the order turning each
-round, each request sent once the stub and both proxies are idle. The CPU time of a proxy is
+round, each request sent once the upstream and both proxies are idle. The CPU time of a proxy is
 read from /proc/PID/task/*/schedstat (Linux; nanoseconds, all threads), so a change of a
 fraction of a millisecond per request shows on a busy machine where wall time does not.
 
@@ -32,7 +32,7 @@ from benchmarks.bench_proxy import (
     ENV,
     RESPONSES,
     SERVERS,
-    STUB,
+    UPSTREAM,
     _one,
     _pct,
     _port,
@@ -46,8 +46,8 @@ from benchmarks.bench_proxy import (
 KINDS: dict[str, Callable[[int], list[bytes]]] = {
     "10K": lambda n: [body(10_000, False)] * n,
     "same": lambda n: [body(1_000_000, False)] * n,
-    "turn": lambda n: growing(1_000_000, n),
-    "stepR": lambda n: growing_responses(1_000_000, n),
+    "turn": lambda n: list(growing(1_000_000, n)),
+    "stepR": lambda n: list(growing_responses(1_000_000, n)),
     "new": lambda n: [body(1_000_000, False, first=f"new {i}") for i in range(n)],
     "10M": lambda n: [body(10_000_000, False)] * n,
     "10Ms": lambda n: [body(10_000_000, True)] * n,
@@ -77,7 +77,7 @@ async def measure(urls: dict[str, str], pids: dict[str, int], rounds: int,
                 for name in names:
                     await _settle()
                     start = cpu_ns(pids[name]) if name in pids else 0
-                    took[name] = await _one(s, urls[name], data, path)
+                    took[name], _ = await _one(s, urls[name], data, path)
                     if name in pids and i >= 2:
                         used[name].append((cpu_ns(pids[name]) - start) / 1e6)
                 if i >= 2:
@@ -93,9 +93,9 @@ def main() -> None:
     trees = {"A": Path(sys.argv[1]).resolve(), "B": Path(sys.argv[2]).resolve()}
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 40
     kinds = sys.argv[4].split(",") if len(sys.argv) > 4 else list(KINDS)
-    stub = _port()
-    urls = {"direct": f"http://127.0.0.1:{stub}"}
-    procs = [subprocess.Popen([sys.executable, str(STUB), "--port", str(stub)], env=ENV,
+    upstream = _port()
+    urls = {"direct": f"http://127.0.0.1:{upstream}"}
+    procs = [subprocess.Popen([sys.executable, str(UPSTREAM), "--port", str(upstream)], env=ENV,
                               stdout=subprocess.DEVNULL)]
     with tempfile.TemporaryDirectory() as tmp:
         pids: dict[str, int] = {}
