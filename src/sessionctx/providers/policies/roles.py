@@ -57,15 +57,16 @@ def merge_roles(prep: Prepared) -> None:
     out: list[Turn] = []
     joined: list[Block] | None = None  # the last turn's blocks when this pass made the list
     called = False  # whether the last turn in `out` holds a call
+    last: str | None = None  # the role of the last turn in `out`
     for turn in prep.turns:
         role, blocks, index = turn
-        prev = out[-1] if out else None
-        if prev is None or prev[0] != role or role == "system" or has(blocks, RESULT) or \
-                called:
+        if role != last or role == "system" or called or has(blocks, RESULT):
             out.append(turn)
             joined = None
+            last = role
             called = role == "assistant" and has(blocks, "toolCall")  # only assistants call
             continue
+        prev = out[-1]
         thinking = sum(1 for b in blocks if b["type"] == "thinking")
         if thinking and (not prev[1] or prev[1][0]["type"] != "thinking"):
             blocks = [b for b in blocks if b["type"] != "thinking"]
