@@ -245,7 +245,7 @@ class WireIds:
     def _rewritten(self, unique: str, wire: str, i: int, block: Block) -> str:
         """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
         if wire != unique:
-            self.prep.log(ChangeKind.ID_REWRITTEN, self.reason, i, block=block, old=unique,
-                          new=wire)
+            self.prep.log_detail(ChangeKind.ID_REWRITTEN, self.reason, i, block,
+                                 {"old": unique, "new": wire})
         self.used.add(wire)
         return wire
