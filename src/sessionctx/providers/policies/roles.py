@@ -6,11 +6,15 @@ alternate, and a history that does not start with a user turn gets one saying it
 
 from __future__ import annotations
 
+from itertools import islice
+from operator import eq, itemgetter
+
 from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
 
 CONTINUED = "(continued from earlier context)"
+_ROLE = itemgetter(0)
 
 
 def place_systems(prep: Prepared, cap: Capability) -> None:
@@ -54,11 +58,14 @@ def merge_roles(prep: Prepared) -> None:
     A run of one role is gathered into one list of its own (a stored list is never extended)
     and whether it holds a call is kept as it grows: a run of 100,000 messages is read once.
     """
+    turns = prep.turns
+    if not any(map(eq, map(_ROLE, turns), map(_ROLE, islice(turns, 1, None)))):
+        return  # no two turns in a row share a role (the common case), read without a loop
     out: list[Turn] = []
     joined: list[Block] | None = None  # the last turn's blocks when this pass made the list
     called = False  # whether the last turn in `out` holds a call
     last: str | None = None  # the role of the last turn in `out`
-    for turn in prep.turns:
+    for turn in turns:
         role, blocks, index = turn
         if role != last or role == "system" or called or has(blocks, RESULT):
             out.append(turn)
