@@ -156,25 +156,25 @@ class WireIds:
             if block["type"] == RESULT:
                 answer(block, i)
                 continue
-            stored = copied.get(id(block))
-            if stored is not None:
-                block["id"], block["name"], block["arguments"], _ = call(
-                    stored, block["id"], block["name"], block["arguments"], i)
-                continue
             wire, name, args, same = call(block, block["id"], block["name"],
                                           block["arguments"], i)
-            if not same:
-                new: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
-                signature = block.get("thoughtSignature")
-                if signature is not None:
-                    new["thoughtSignature"] = signature
-                copied[id(new)] = block
-                blocks[k] = new
+            if same:
+                continue
+            if id(block) in copied:
+                block["id"], block["name"], block["arguments"] = wire, name, args
+                continue
+            new: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
+            signature = block.get("thoughtSignature")
+            if signature is not None:
+                new["thoughtSignature"] = signature
+            copied[id(new)] = block
+            blocks[k] = new
 
     def call(self, block: Block, call_id: str | None, name: str | None, args: Any,
              i: int) -> tuple[str | None, str, dict[str, Any], bool]:
-        """The wire id, name and arguments of the call `block` of message `i`, and whether
-        they are the stored ones (its stored block can then go as it is)."""
+        """The wire id, name and arguments of the call `block` (a stored block, or the
+        reader's copy of one) of message `i`, and whether they are the block's own (it can
+        then go as it is)."""
         same = True
         if not isinstance(args, dict):
             args, why = repair_arguments(args)
@@ -245,7 +245,7 @@ class WireIds:
     def _rewritten(self, unique: str, wire: str, i: int, block: Block) -> str:
         """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
         if wire != unique:
-            self.prep.log(ChangeKind.ID_REWRITTEN, self.reason, i, block=block, old=unique,
-                          new=wire)
+            self.prep.log_detail(ChangeKind.ID_REWRITTEN, self.reason, i, block,
+                                 {"old": unique, "new": wire})
         self.used.add(wire)
         return wire
