@@ -53,10 +53,10 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
             sig = call.get("thoughtSignature")
             if first_call and not sig and cap.call_signature_required:
                 sig = SKIP_SIGNATURE
-                prep.log(ChangeKind.CALL_SIGNATURE_ADDED,
-                         "Gemini 3 requires a thought signature on the "
-                         "first functionCall of each step; this call has none it can replay",
-                         index, id=call["id"])
+                prep.log_detail(ChangeKind.CALL_SIGNATURE_ADDED,
+                                "Gemini 3 requires a thought signature on the first "
+                                "functionCall of each step; this call has none it can replay",
+                                index, None, {"id": call["id"]})
             if sig:
                 out["thoughtSignature"] = sig
             first_call = False

@@ -167,25 +167,25 @@ class WireIds:
                 continue
             if block["type"] != "toolCall":  # never: a site is a call or a result
                 continue
-            stored = copied.get(id(block))
-            if stored is not None:
-                block["id"], block["name"], block["arguments"], _ = call(
-                    stored, block["id"], block["name"], block["arguments"], i)
-                continue
             wire, name, args, same = call(block, block["id"], block["name"],
                                           block["arguments"], i)
-            if not same:
-                new: TurnCall = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
-                signature = block.get("thoughtSignature")
-                if signature is not None:
-                    new["thoughtSignature"] = signature
-                copied[id(new)] = block
-                blocks[k] = new
+            if same:
+                continue
+            if id(block) in copied:
+                block["id"], block["name"], block["arguments"] = wire, name, args
+                continue
+            new: TurnCall = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
+            signature = block.get("thoughtSignature")
+            if signature is not None:
+                new["thoughtSignature"] = signature
+            copied[id(new)] = block
+            blocks[k] = new
 
     def call(self, block: Call, call_id: str | None, name: str | None, args: Any,
              i: int) -> tuple[str | None, str, dict[str, Any], bool]:
-        """The wire id, name and arguments of the call `block` of message `i`, and whether
-        they are the stored ones (its stored block can then go as it is)."""
+        """The wire id, name and arguments of the call `block` (a stored block, or the
+        reader's copy of one) of message `i`, and whether they are the block's own (it can
+        then go as it is)."""
         same = True
         if not isinstance(args, dict):
             args, why = repair_arguments(args)
@@ -256,7 +256,7 @@ class WireIds:
     def _rewritten(self, unique: str, wire: str, i: int, block: Call) -> str:
         """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
         if wire != unique:
-            self.prep.log(ChangeKind.ID_REWRITTEN, self.reason, i, block=block, old=unique,
-                          new=wire)
+            self.prep.log_detail(ChangeKind.ID_REWRITTEN, self.reason, i, block,
+                                 {"old": unique, "new": wire})
         self.used.add(wire)
         return wire

@@ -54,24 +54,22 @@ def in_place(sites: list[Site], results: Results) -> bool:
     at = -1  # that message's index
     answered = 0  # how many of its calls the results since have answered, in order
     calls = 0  # len(expect)
-    matched = 0  # results read where a call's result belongs
+    matched = 0  # results read where a call's result belongs, before that message's
     for blocks, k, i in sites:
         block = blocks[k]
         if block["type"] == RESULT:
-            wire = block["id"]
-            if answered == calls or i != at + 1 + answered or wire != expect[answered]:
+            if answered == calls or i != at + 1 + answered or block["id"] != expect[answered]:
                 return False
             answered += 1
-            matched += 1
+        elif block["type"] != "toolCall":  # never: a site is a call or a result
             continue
-        if block["type"] != "toolCall":  # never: a site is a call or a result
-            continue
-        if i == at:
+        elif i == at:
             expect.append(block["id"])
             calls += 1
         elif answered < calls:
             return False
         else:
+            matched += answered
             expect = [block["id"]]
             calls = 1
             answered = 0
@@ -79,7 +77,7 @@ def in_place(sites: list[Site], results: Results) -> bool:
     # each call's wire id is its own, so a result that answers a call holds it only in its one
     # place: when every result read stands in a call's place, a result that answers no call
     # among them leaves fewer answering results than places
-    return answered == calls and matched == len(results)
+    return answered == calls and matched + answered == len(results)
 
 
 @dataclass(slots=True)

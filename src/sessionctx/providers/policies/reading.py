@@ -101,6 +101,7 @@ class Reader:
         repair = self.repair
         sites = self.sites
         group = self.group
+        reasoning, bound = self.reasoning, self.bound
         for i in range(start, len(messages) if stop is None else min(stop, len(messages))):
             m = messages[i]
             role = m.get("role")
@@ -112,27 +113,28 @@ class Reader:
                 if group is None:
                     group = [result]
                     turns.append(_turn(Turn, ("user", group, i)))
+                    sites.append((group, 0, i))
                 else:
+                    sites.append((group, len(group), i))
                     group.append(result)
-                sites.append((group, len(group) - 1, i))
                 continue
             group = None
             if role == "assistant":
-                turn = _turn(Turn, ("assistant", self._assistant(m, i), i))
+                blocks = self._assistant(m, i)
             else:
                 if role == "system":
                     self.systems += 1
-                turn = _turn(Turn, ("system" if role == "system" else "user",
-                                    self._content(m.get("content"), i, None), i))
-            if not repair:
-                turns.append(turn)
-                continue
-            if not turn.blocks:
-                dropped(self.prep, turn)
-                continue
-            if i in self.reasoning or i in self.bound:
-                self.settle.append(len(turns))
-            turns.append(turn)
+                    role = "system"
+                else:
+                    role = "user"
+                blocks = self._content(m.get("content"), i, None)
+            if repair:
+                if not blocks:
+                    dropped(self.prep, _turn(Turn, (role, blocks, i)))
+                    continue
+                if i in reasoning or i in bound:
+                    self.settle.append(len(turns))
+            turns.append(_turn(Turn, (role, blocks, i)))
         self.group = group
         return turns
 
@@ -208,8 +210,9 @@ class Reader:
                 else:
                     out.append({"type": "text", "text": block})
         if blank:
-            self.prep.log(ChangeKind.EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks are "
-                          "rejected (text content blocks must be non-empty)", i, count=blank)
+            self.prep.log_detail(ChangeKind.EMPTY_TEXT_REMOVED, "empty or whitespace-only "
+                                 "text blocks are rejected (text content blocks must be "
+                                 "non-empty)", i, None, {"count": blank})
         return out
 
     def _other(self, block: StoredBlock, kind: Any, i: int, assistant: bool,

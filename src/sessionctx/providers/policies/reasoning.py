@@ -76,9 +76,10 @@ def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str 
                  cap: Capability, target: str, dropped: int, converted: int,
                  why: str = FOREIGN) -> None:
     if dropped:
-        prep.log(ChangeKind.THINKING_DROPPED,
-                 f"reasoning from {api or '?'}/{model or '?'} cannot be "
-                 f"replayed to {cap.provider}/{target}: {why}", index, count=dropped)
+        prep.log_detail(ChangeKind.THINKING_DROPPED,
+                        f"reasoning from {api or '?'}/{model or '?'} cannot be "
+                        f"replayed to {cap.provider}/{target}: {why}", index, None,
+                        {"count": dropped})
     if converted:
         prep.log(ChangeKind.THINKING_AS_TEXT,
                  "reasoning from another model was turned into plain text",

@@ -6,11 +6,15 @@ alternate, and a history that does not start with a user turn gets one saying it
 
 from __future__ import annotations
 
+from itertools import islice
+from operator import eq, itemgetter
+
 from sessionctx.changes import ChangeKind
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
 
 CONTINUED = "(continued from earlier context)"
+_ROLE = itemgetter(0)
 
 
 def place_systems(prep: Prepared, cap: Capability) -> None:
@@ -54,18 +58,22 @@ def merge_roles(prep: Prepared) -> None:
     A run of one role is gathered into one list of its own (a stored list is never extended)
     and whether it holds a call is kept as it grows: a run of 100,000 messages is read once.
     """
+    turns = prep.turns
+    if not any(map(eq, map(_ROLE, turns), map(_ROLE, islice(turns, 1, None)))):
+        return  # no two turns in a row share a role (the common case), read without a loop
     out: list[Turn] = []
     joined: list[Block] | None = None  # the last turn's blocks when this pass made the list
     called = False  # whether the last turn in `out` holds a call
-    for turn in prep.turns:
+    last: str | None = None  # the role of the last turn in `out`
+    for turn in turns:
         role, blocks, index = turn
-        prev = out[-1] if out else None
-        if prev is None or prev[0] != role or role == "system" or has(blocks, RESULT) or \
-                called:
+        if role != last or role == "system" or called or has(blocks, RESULT):
             out.append(turn)
             joined = None
+            last = role
             called = role == "assistant" and has(blocks, "toolCall")  # only assistants call
             continue
+        prev = out[-1]
         thinking = sum(1 for b in blocks if b["type"] == "thinking")
         if thinking and (not prev[1] or prev[1][0]["type"] != "thinking"):
             blocks = [b for b in blocks if b["type"] != "thinking"]

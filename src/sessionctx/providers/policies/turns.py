@@ -134,6 +134,12 @@ class Prepared:
         """A change concerning the message at `index` (None: the request as a whole), and
         within it `block` (a stored block, or the reader's copy of one), so that the change
         names the line that block came from when the message was joined from several."""
+        self.log_detail(kind, reason, index, block, detail)
+
+    def log_detail(self, kind: ChangeKind, reason: str, index: int | None,
+                   block: Mapping[str, Any] | None, detail: dict[str, Any]) -> None:
+        """`log` with the detail as one dict: the form for a change logged once a call or a
+        message, as a call with keywords costs a third more than the change it makes."""
         sources = self.sources
         source = sources[index] if sources is not None and index is not None and \
             index < len(sources) else None
