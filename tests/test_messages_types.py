@@ -16,7 +16,13 @@ from sessionctx.context import build_context
 from sessionctx.inputs import read_input, read_raw
 from sessionctx.providers import PROVIDERS, policies
 from sessionctx.providers.capabilities import capability
-from sessionctx.providers.policies.turns import ITEM_ID, RawBlock, ResultBlock, TurnCall
+from sessionctx.providers.policies.turns import (
+    ITEM_ID,
+    RawBlock,
+    ResultBlock,
+    ServerItemBlock,
+    TurnCall,
+)
 from tests.conftest import FIXTURES, assistant, recs, result, text, user
 from tests.test_importers_recorded import recorded_bodies
 
@@ -28,7 +34,8 @@ BLOCK_SHAPES: dict[str, Any] = {
     "document": messages.DocumentBlock, "thinking": messages.ThinkingBlock,
     "toolCall": messages.CallBlock}
 TURN_BLOCK_SHAPES: dict[str, Any] = {**BLOCK_SHAPES, "toolCall": TurnCall,
-                                     "toolResult": ResultBlock, "raw": RawBlock}
+                                     "toolResult": ResultBlock, "raw": RawBlock,
+                                     "serverItem": ServerItemBlock}
 
 FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file()
                        and p.suffix not in (".md", ".yaml") and not p.name.startswith("LICENSE"))
