@@ -60,7 +60,7 @@ def merge_roles(prep: Prepared) -> None:
     """
     turns = prep.turns
     if not any(map(eq, map(_ROLE, turns), map(_ROLE, islice(turns, 1, None)))):
-        return  # no two turns in a row share a role (the common case), read without a loop
+        return  # no two turns in a row share a role (the common case), found at C speed
     out: list[Turn] = []
     joined: list[Block] | None = None  # the last turn's blocks when this pass made the list
     called = False  # whether the last turn in `out` holds a call
