@@ -5,7 +5,7 @@ TypedDict, and every key the TypedDict requires is there."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,13 @@ from sessionctx.context import build_context
 from sessionctx.inputs import read_input, read_raw
 from sessionctx.providers import PROVIDERS, policies
 from sessionctx.providers.capabilities import capability
-from sessionctx.providers.policies.turns import ITEM_ID, RawBlock, ResultBlock
+from sessionctx.providers.policies.turns import (
+    ITEM_ID,
+    RawBlock,
+    ResultBlock,
+    ServerItemBlock,
+    TurnCall,
+)
 from tests.conftest import FIXTURES, assistant, recs, result, text, user
 from tests.test_importers_recorded import recorded_bodies
 
@@ -27,7 +33,9 @@ BLOCK_SHAPES: dict[str, Any] = {
     "text": messages.TextBlock, "image": messages.ImageBlock,
     "document": messages.DocumentBlock, "thinking": messages.ThinkingBlock,
     "toolCall": messages.CallBlock}
-TURN_BLOCK_SHAPES: dict[str, Any] = {**BLOCK_SHAPES, "toolResult": ResultBlock, "raw": RawBlock}
+TURN_BLOCK_SHAPES: dict[str, Any] = {**BLOCK_SHAPES, "toolCall": TurnCall,
+                                     "toolResult": ResultBlock, "raw": RawBlock,
+                                     "serverItem": ServerItemBlock}
 
 FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file()
                        and p.suffix not in (".md", ".yaml") and not p.name.startswith("LICENSE"))
@@ -58,7 +66,7 @@ def signed(api: str, model: str) -> list[dict[str, Any]]:
         user("next")]
 
 
-def problems(obj: dict[str, Any], shape: Any, where: str) -> Iterator[str]:
+def problems(obj: Mapping[str, Any], shape: Any, where: str) -> Iterator[str]:
     for key in obj.keys() - shape.__annotations__.keys():
         yield f"{where}: key {key!r} is not declared in {shape.__name__}"
     for key in shape.__required_keys__ - obj.keys():
@@ -82,7 +90,7 @@ def message_problems(msgs: list[dict[str, Any]], label: str) -> list[str]:
 def turn_problems(turns: list[policies.Turn], label: str) -> list[str]:
     found: list[str] = []
 
-    def walk(blocks: list[dict[str, Any]], where: str) -> None:
+    def walk(blocks: Sequence[Mapping[str, Any]], where: str) -> None:
         for j, block in enumerate(blocks):
             shape = TURN_BLOCK_SHAPES.get(block["type"])
             if shape is None:

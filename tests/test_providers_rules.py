@@ -235,8 +235,8 @@ def test_duplicate_call_ids_renamed() -> None:
     cap, model = capability("anthropic")
     prep = policies.prepare(msgs, None, cap, model)
     ids = [b["id"] for _, blocks, _ in prep.turns for b in blocks if b["type"] == "toolCall"]
-    outs = {b["id"]: b["content"][0]["text"] for _, blocks, _ in prep.turns for b in blocks
-            if b["type"] == policies.RESULT}
+    outs = {b["id"]: c["text"] for _, blocks, _ in prep.turns for b in blocks
+            if b["type"] == policies.RESULT for c in b["content"][:1] if c["type"] == "text"}
     assert ids == ["x", "x_2"] and outs == {"x": "first", "x_2": "second"}
     assert ChangeKind.DUPLICATE_ID_RENAMED in [c.kind for c in prep.changes]
 

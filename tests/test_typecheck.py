@@ -1,7 +1,16 @@
-"""mypy --strict checks the keys a renderer reads from a turn's blocks: a misspelt key fails."""
+"""mypy --strict checks the keys the renderers and the policy passes read from a turn's blocks:
+a misspelt key fails."""
 
-from tests.typecheck.expect import problem
+import pytest
+
+from tests.typecheck.expect import CASES, problems
 
 
-def test_mypy_rejects_a_misspelt_block_key():
-    assert problem() is None
+@pytest.fixture(scope="module")
+def found() -> dict[str, str]:
+    return problems()
+
+
+@pytest.mark.parametrize("name", [path.name for path in CASES])
+def test_mypy_rejects_a_misspelt_block_key(found: dict[str, str], name: str) -> None:
+    assert name not in found, found[name]

@@ -8,11 +8,14 @@ calls does this message hold" or "which call does this result answer" asks here.
 # No `from __future__ import annotations`: the TypedDicts' required and optional keys are read
 # at run time (tests/test_messages_types.py), which string annotations would hide.
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal, NamedTuple, NotRequired, TypedDict, cast
+from typing import Any, Final, Literal, NamedTuple, NotRequired, TypedDict, cast
 
 # A message as a record holds it: decoded JSON of any shape, read tolerantly by the functions
 # below. The shapes sessionctx itself reads and writes are the typed ones that follow.
 Message = dict[str, Any]
+# A block of a message's content as stored: decoded JSON too, so no key is lost on write-back
+# (the provider step reads it into its own typed blocks, providers/policies/turns.py `Block`).
+StoredBlock = dict[str, Any]
 
 
 # -- the native shapes ---------------------------------------------------------------------------
@@ -29,10 +32,13 @@ class TextBlock(TypedDict):
     # for, as it was stored. Read by providers/policies/reasoning.py `server_items`, which
     # sends it back as that item to the model that ran it.
     responsesItem: NotRequired[dict[str, Any]]
+    # Anthropic's cache breakpoint as the agent stored it (formats/anthropic/read.py
+    # `_with_cache`); the Anthropic renderer keeps it (providers/anthropic.py `_blocks`).
+    cache_control: NotRequired[dict[str, Any]]
 
 
 # the TextBlock key that keeps a server-run call's Responses item
-RESPONSES_ITEM = "responsesItem"
+RESPONSES_ITEM: Final = "responsesItem"
 
 
 class ImageBlock(TypedDict):
@@ -82,10 +88,9 @@ class CallBlock(TypedDict):
     # providers/policies/reading.py `Reader._call` and reasoning.py `Replay`, sent by
     # providers/gemini.py; removed from the turns' copy when it cannot be replayed.
     thoughtSignature: NotRequired[str]
-    # Never stored: the Responses item id that providers/policies/reading.py `Reader._call`
-    # splits from a '<call_id>|<fc item id>' id onto its copy of the call (turns.py `ITEM_ID`);
-    # read by reasoning.py `Replay` (dropped with its reasoning) and providers/openai_responses.py.
-    _sessionctx_item_id: NotRequired[str]
+    # Anthropic's cache breakpoint as the agent stored it (formats/anthropic/read.py
+    # `_with_cache`); the Anthropic renderer keeps it (providers/anthropic.py `_blocks`).
+    cache_control: NotRequired[dict[str, Any]]
 
 
 ContentBlock = TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | CallBlock

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import DocumentBlock
@@ -16,11 +16,11 @@ from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies import request_settings
 from sessionctx.providers.policies.ids import TOOL_NAME
 from sessionctx.providers.policies.image_limits import oversized
-from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
+from sessionctx.providers.policies.turns import Block, Prepared, raw
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, history
 
-CACHE = "cache_control"
+CACHE: Final = "cache_control"
 _THINKING = ("thinking", "redacted_thinking")
 CACHE_REMOVED = ChangeKind.CACHE_REMOVED
 _MB = 1024 * 1024
@@ -64,15 +64,14 @@ def _blocks(blocks: list[Block], marked: list[dict[str, Any]]) -> list[dict[str,
     holds more than the limit."""
     out = []
     for b in blocks:
-        t = typed(b)
         block: dict[str, Any]
-        if t["type"] == "text":
-            block = {"type": "text", "text": t["text"]}
-        elif t["type"] == "toolCall":
-            block = {"type": "tool_use", "id": t["id"], "name": t["name"],
-                     "input": t["arguments"]}
+        if b["type"] == "text":
+            block = {"type": "text", "text": b["text"]}
+        elif b["type"] == "toolCall":
+            block = {"type": "tool_use", "id": b["id"], "name": b["name"],
+                     "input": b["arguments"]}
         else:
-            out.append(_block(t, marked))
+            out.append(_block(b, marked))
             continue
         if CACHE in b:
             block[CACHE] = b[CACHE]
@@ -145,7 +144,7 @@ def _marked(block: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def _block(block: TurnBlock, marked: list[dict[str, Any]]) -> dict[str, Any]:
+def _block(block: Block, marked: list[dict[str, Any]]) -> dict[str, Any]:
     """Every block but text and calls, which `_blocks` maps itself."""
     if block["type"] == "toolResult":
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block["id"],

@@ -11,7 +11,7 @@ from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies import request_settings
 from sessionctx.providers.policies.image_limits import oversized
-from sessionctx.providers.policies.turns import Block, Prepared, TurnBlock, raw, typed
+from sessionctx.providers.policies.turns import Block, Prepared, raw
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, history
 
@@ -59,8 +59,7 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 def _blocks(blocks: list[Block], cap: Capability, names: set[str]) -> list[dict[str, Any]]:
     """Text and calls, the common blocks, are mapped inline."""
     out: list[dict[str, Any]] = []
-    for b in blocks:
-        block = typed(b)
+    for block in blocks:
         if block["type"] == "text":
             out.append({"text": block["text"]})
         elif block["type"] == "toolCall":
@@ -71,7 +70,7 @@ def _blocks(blocks: list[Block], cap: Capability, names: set[str]) -> list[dict[
     return out
 
 
-def _block(block: TurnBlock, cap: Capability, names: set[str]) -> dict[str, Any]:
+def _block(block: Block, cap: Capability, names: set[str]) -> dict[str, Any]:
     """Every block but text and calls, which `_blocks` maps itself."""
     if block["type"] == "toolResult":
         out: dict[str, Any] = {"toolUseId": block["id"],

@@ -13,11 +13,14 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import PDF as PDF
+from sessionctx.messages import DocumentBlock, StoredBlock, TextBlock
+
+if TYPE_CHECKING:
+    from sessionctx.providers.policies.turns import Block
 
 TEXT = "text/plain"
 DOCUMENT_KINDS = frozenset({"document", "file", "input_file"})
@@ -29,7 +32,7 @@ DOCUMENT_NOTE_ADDED = ChangeKind.DOCUMENT_NOTE_ADDED
 _PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 
 
-def read(block: dict[str, Any]) -> dict[str, Any] | None:
+def read(block: StoredBlock) -> DocumentBlock | None:
     """The native document block for any stored shape of one, or None."""
     kind = block.get("type")
     if kind == "document":
@@ -56,7 +59,7 @@ def read(block: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _from_data_url(url: Any, name: Any) -> dict[str, Any] | None:
+def _from_data_url(url: Any, name: Any) -> DocumentBlock | None:
     if not isinstance(url, str):
         return None
     if url.startswith("data:") and ";base64," in url:
@@ -76,15 +79,13 @@ def _utf8(data: str) -> str | None:
         return None
 
 
-def _native(data: Any, text: Any, mime: Any, name: Any) -> dict[str, Any] | None:
-    out: dict[str, Any] = {"type": "document"}
+def _native(data: Any, text: Any, mime: Any, name: Any) -> DocumentBlock | None:
+    out: DocumentBlock
     if isinstance(text, str):
-        out["text"] = text
-        out["mimeType"] = TEXT
+        out = {"type": "document", "text": text, "mimeType": TEXT}
     elif isinstance(data, str) and data:
-        out["data"] = data
-        out["mimeType"] = mime if isinstance(mime, str) and mime else \
-            (PDF if data.startswith("JVBER") else "application/octet-stream")
+        out = {"type": "document", "data": data, "mimeType": mime if isinstance(mime, str) and
+               mime else (PDF if data.startswith("JVBER") else "application/octet-stream")}
     else:
         return None
     if isinstance(name, str) and name:
@@ -92,10 +93,10 @@ def _native(data: Any, text: Any, mime: Any, name: Any) -> dict[str, Any] | None
     return out
 
 
-def raw_bytes(document: dict[str, Any]) -> bytes | None:
+def raw_bytes(document: DocumentBlock) -> bytes | None:
     """The document's bytes, or None when its data is not valid base64."""
     if "text" in document:
-        return str(document["text"]).encode()
+        return document["text"].encode()
     try:
         return base64.b64decode(document["data"], validate=True)
     except (binascii.Error, ValueError):
@@ -108,39 +109,41 @@ def pages(raw: bytes) -> int:
     return len(_PAGE.findall(raw))
 
 
-def label(document: Mapping[str, Any]) -> str:
+def label(document: DocumentBlock) -> str:
     return str(document.get("name") or ("text document" if "text" in document
                                         else "PDF document"))
 
 
-def note(document: dict[str, Any], why: str) -> dict[str, Any]:
+def note(document: DocumentBlock, why: str) -> TextBlock:
     """The text block that stands in for a document that cannot be sent."""
     return {"type": "text", "text": f"[document omitted: {label(document)} {why}]"}
 
 
-def text_part(document: Mapping[str, Any]) -> str:
+def text_part(document: DocumentBlock) -> str:
     """A text document as the text that carries it where a provider takes text only."""
     return f"[document: {label(document)}]\n{document['text']}"
 
 
-def result_texts_and_files(content: list[dict[str, Any]]
-                           ) -> tuple[list[str], list[dict[str, Any]]]:
+def result_texts_and_files(content: list[Block]) -> tuple[list[str], list[Block]]:
     """A tool result's texts (a text document's own text among them) and the images and other
     files it holds, for the APIs whose tool result carries text only and whose renderer sends
     the files beside it."""
     texts: list[str] = []
-    files: list[dict[str, Any]] = []
+    files: list[Block] = []
     for part in content:
         if part["type"] == "text":
             texts.append(part["text"])
-        elif part["type"] == "document" and "text" in part:
-            texts.append(text_part(part))
-        elif part["type"] in ("image", "document"):
+        elif part["type"] == "document":
+            if "text" in part:
+                texts.append(text_part(part))
+            else:
+                files.append(part)
+        elif part["type"] == "image":
             files.append(part)
     return texts, files
 
 
-def file_name(document: Mapping[str, Any]) -> str:
+def file_name(document: DocumentBlock) -> str:
     """A file name for APIs that need one."""
     name = document.get("name")
     if isinstance(name, str) and name:
@@ -151,7 +154,7 @@ def file_name(document: Mapping[str, Any]) -> str:
 _BEDROCK_NAME = re.compile(r"[^A-Za-z0-9 \-()\[\]]")
 
 
-def bedrock_name(document: Mapping[str, Any], used: set[str]) -> str:
+def bedrock_name(document: DocumentBlock, used: set[str]) -> str:
     """Bedrock's document name: letters, digits, single spaces, hyphens, parentheses and
     square brackets, at most 200 characters, distinct within the request."""
     base = _BEDROCK_NAME.sub("-", file_name(document).rsplit(".", 1)[0])

@@ -11,7 +11,7 @@ from sessionctx.changes import ChangeKind
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.image_limits import oversized
-from sessionctx.providers.policies.turns import Block, Prepared, Turn, raw, typed
+from sessionctx.providers.policies.turns import Block, Prepared, Turn, raw
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, history
 
@@ -43,8 +43,7 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     trailing: list[dict[str, Any]] | None = None  # made only for a result with images
     first_call = True
-    for b in blocks:
-        block = typed(b)
+    for block in blocks:
         if block["type"] == "text":
             parts.append({"text": block["text"]})
         elif block["type"] == "toolCall":
@@ -72,14 +71,13 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
             parts.append({"functionResponse": {"id": block["id"], "name": block["name"],
                                                "response": {key: "\n".join(texts)}}})
         else:
-            parts.append(_part(b))
+            parts.append(_part(block))
     if trailing:  # a result's images follow all the function responses
         parts.extend(trailing)
     return {"role": "model" if role == "assistant" else "user", "parts": parts}
 
 
-def _part(b: Block) -> dict[str, Any]:
-    block = typed(b)
+def _part(block: Block) -> dict[str, Any]:
     if block["type"] == "text":
         return {"text": block["text"]}
     if block["type"] == "image":

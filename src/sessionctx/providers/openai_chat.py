@@ -10,7 +10,7 @@ from sessionctx.changes import ChangeKind
 from sessionctx.providers import documents, tools
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.image_limits import oversized
-from sessionctx.providers.policies.turns import Block, Prepared, data_url, json_text, raw, typed
+from sessionctx.providers.policies.turns import Block, Prepared, data_url, json_text, raw
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, arguments_problem, history
 
@@ -40,10 +40,9 @@ def _assistant(blocks: list[Block]) -> dict[str, Any]:
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for b in blocks:
-        kind = b["type"]
-        if kind == "text":
+        if b["type"] == "text":
             texts.append(b["text"])
-        elif kind == "toolCall":
+        elif b["type"] == "toolCall":
             calls.append({"id": b["id"], "type": "function",
                           "function": {"name": b["name"], "arguments": json_text(b["arguments"])}})
     msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
@@ -58,10 +57,9 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
     move into that user content, where images are allowed."""
     content: list[dict[str, Any]] = []
     rest: list[dict[str, Any]] = []
-    for stored in blocks:
-        block = typed(stored)
+    for block in blocks:
         if block["type"] != "toolResult":
-            rest.append(_user_part(stored))
+            rest.append(_user_part(block))
             continue
         if not prep.repaired:
             out.append({"role": "tool", "tool_call_id": block["id"],
@@ -84,8 +82,7 @@ def _user(blocks: list[Block], index: int | None, prep: Prepared,
         out.append({"role": "user", "content": content})
 
 
-def _user_part(b: Block) -> dict[str, Any]:
-    block = typed(b)
+def _user_part(block: Block) -> dict[str, Any]:
     if block["type"] == "text":
         return {"type": "text", "text": block["text"]}
     if block["type"] == "image":

@@ -19,7 +19,6 @@ from sessionctx.providers.policies.turns import (
     data_url,
     json_text,
     raw,
-    typed,
 )
 from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, arguments_problem, history
@@ -52,8 +51,7 @@ def render(prep: Prepared, cap: Capability) -> dict[str, Any]:
 
 def _assistant_items(blocks: list[Block], out: list[dict[str, Any]]) -> None:
     text: list[str] = []
-    for b in blocks:
-        block = typed(b)
+    for block in blocks:
         if block["type"] == "text":
             text.append(block["text"])
             continue
@@ -108,8 +106,7 @@ def _output(content: list[Block]) -> Any:
     return "\n".join(texts)
 
 
-def _input_part(b: Block) -> dict[str, Any]:
-    block = typed(b)
+def _input_part(block: Block) -> dict[str, Any]:
     if block["type"] == "text":
         return {"type": "input_text", "text": block["text"]}
     if block["type"] == "image":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Any
 
@@ -19,7 +19,7 @@ from sessionctx import decoding
 from sessionctx.changes import ChangeKind
 from sessionctx.pairing import OpenCalls, context_ids, renamed_id
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site
+from sessionctx.providers.policies.turns import RESULT, Prepared, ResultBlock, Site, TurnCall
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -104,7 +104,16 @@ def rewritten_id(original: str, max_len: int, used: set[str]) -> str:
 
 
 # wire id of a result that answers an open call: (message index, result)
-Results = dict[str, tuple[int, Block]]
+Results = dict[str, tuple[int, ResultBlock]]
+# a call as the ids pass is given it: the turn's call, or the stored block the reader copied
+Call = Mapping[str, Any]
+
+
+def sent(results: Results, result: ResultBlock) -> bool:
+    """Whether `result` answers a call, so that it is sent: the ids pass indexed it."""
+    rid = result["id"]
+    found = results.get(rid) if rid is not None else None
+    return found is not None and found[1] is result
 
 
 class WireIds:
@@ -156,6 +165,8 @@ class WireIds:
             if block["type"] == RESULT:
                 answer(block, i)
                 continue
+            if block["type"] != "toolCall":  # never: a site is a call or a result
+                continue
             wire, name, args, same = call(block, block["id"], block["name"],
                                           block["arguments"], i)
             if same:
@@ -163,14 +174,14 @@ class WireIds:
             if id(block) in copied:
                 block["id"], block["name"], block["arguments"] = wire, name, args
                 continue
-            new: Block = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
+            new: TurnCall = {"type": "toolCall", "id": wire, "name": name, "arguments": args}
             signature = block.get("thoughtSignature")
             if signature is not None:
                 new["thoughtSignature"] = signature
             copied[id(new)] = block
             blocks[k] = new
 
-    def call(self, block: Block, call_id: str | None, name: str | None, args: Any,
+    def call(self, block: Call, call_id: str | None, name: str | None, args: Any,
              i: int) -> tuple[str | None, str, dict[str, Any], bool]:
         """The wire id, name and arguments of the call `block` (a stored block, or the
         reader's copy of one) of message `i`, and whether they are the block's own (it can
@@ -191,7 +202,7 @@ class WireIds:
         wire = self._open(call_id, name, i, block)
         return wire, name, args, same and wire is call_id
 
-    def answer(self, result: Block, i: int) -> bool:
+    def answer(self, result: ResultBlock, i: int) -> bool:
         """Whether the result of message `i` answers an open call; it then takes the call's
         wire id and name and is indexed under that id."""
         rid = result["id"]
@@ -203,7 +214,7 @@ class WireIds:
         self.results[wire] = (i, result)
         return True
 
-    def _open(self, call_id: str, name: str, i: int, block: Block) -> str:
+    def _open(self, call_id: str, name: str, i: int, block: Call) -> str:
         """The id the call goes out with, opened with its name for the results that follow."""
         if call_id in self.seen:
             wire = self._wire_id(call_id, i, block)
@@ -218,7 +229,7 @@ class WireIds:
         self.open_calls.open(call_id, (wire, name))
         return wire
 
-    def _name(self, name: str | None, i: int, block: Block) -> str:
+    def _name(self, name: str | None, i: int, block: Call) -> str:
         if name is not None and TOOL_NAME.fullmatch(name):
             self.good_names.add(name)
             return name
@@ -227,7 +238,7 @@ class WireIds:
                       "^[a-zA-Z0-9_-]{1,64}$", i, block=block, old=name, new=new)
         return new
 
-    def _wire_id(self, call_id: str, i: int, block: Block) -> str:
+    def _wire_id(self, call_id: str, i: int, block: Call) -> str:
         """The id for a reused call id: named as `repair` names it (`pairing.renamed_id`),
         clear of every id of the messages and every wire id taken, then fitted to the
         pattern."""
@@ -242,7 +253,7 @@ class WireIds:
         return self._rewritten(unique, id_map_entry(unique, self.fits, self.max_len,
                                                     self.used), i, block)
 
-    def _rewritten(self, unique: str, wire: str, i: int, block: Block) -> str:
+    def _rewritten(self, unique: str, wire: str, i: int, block: Call) -> str:
         """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
         if wire != unique:
             self.prep.log_detail(ChangeKind.ID_REWRITTEN, self.reason, i, block,

@@ -12,15 +12,16 @@ import base64
 from typing import Any
 
 from sessionctx.changes import ChangeKind
+from sessionctx.messages import ImageBlock
 from sessionctx.providers import images
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.ids import Results
-from sessionctx.providers.policies.turns import Block, Prepared
+from sessionctx.providers.policies.ids import Results, sent
+from sessionctx.providers.policies.turns import Notes, Prepared, ResultBlock
 from sessionctx.providers.violations import Violation
 
 # every image read, oldest first: the image, its message index, the result it belongs to, and
 # whether an assistant message holds it
-ReadImage = tuple[Block, int, Block | None, bool]
+ReadImage = tuple[ImageBlock, int, ResultBlock | None, bool]
 _SMALLEST = 64  # px a side: an image that does not fit the byte limit by then becomes a note
 
 
@@ -28,29 +29,28 @@ def limit_images(prep: Prepared, read: list[ReadImage], results: Results,
                  cap: Capability) -> None:
     """Images where the provider takes none become notes; over the count limit the oldest
     images become notes; the rest are checked one by one. The images of results that were
-    dropped do not count. Image blocks are the reader's own copies, so they are rewritten in
-    place."""
-    found: list[tuple[Block, int]] = []
-    for image, index, result, assistant in read:
+    dropped do not count. Image blocks are the reader's own copies, so a downscaled one is
+    rewritten in place; a note takes an image's place in its turn."""
+    notes = Notes()
+    found: list[ReadImage] = []
+    for image in read:
+        _, _, result, assistant = image
         if assistant and not cap.assistant_images:
-            _to_note(image, f"[image omitted: {cap.provider} does not accept images in "
-                     "assistant messages]")
-            prep.log(ChangeKind.IMAGE_OMITTED,
-                     "'image' blocks are not permitted within assistant turns",
-                     index, block=image)
-        elif result is None or results.get(result["id"], (0, None))[1] is result:
-            found.append((image, index))
+            _omit(prep, notes, image, f"[image omitted: {cap.provider} does not accept images "
+                  "in assistant messages]", ChangeKind.IMAGE_OMITTED,
+                  "'image' blocks are not permitted within assistant turns")
+        elif result is None or sent(results, result):
+            found.append(image)
     limit = cap.max_images
     over = len(found) - limit if limit is not None and len(found) > limit else 0
-    for image, index in found[:over]:
-        _to_note(image, f"[image omitted: the request is over {cap.provider}'s limit of "
-                 f"{limit} images]")
-        prep.log(ChangeKind.IMAGE_OVER_LIMIT,
-                 f"more than {limit} images per request; the oldest were "
-                 "replaced by a note", index, block=image)
+    for image in found[:over]:
+        _omit(prep, notes, image, f"[image omitted: the request is over {cap.provider}'s limit "
+              f"of {limit} images]", ChangeKind.IMAGE_OVER_LIMIT,
+              f"more than {limit} images per request; the oldest were replaced by a note")
     px = pixel_limit(cap, len(found) - over)
-    for image, index in found[over:]:
-        _check_image(prep, image, index, cap, px)
+    for image in found[over:]:
+        _check_image(prep, notes, image, cap, px)
+    notes.put(prep)
 
 
 def pixel_limit(cap: Capability, count: int) -> int | None:
@@ -82,33 +82,36 @@ def oversized(found: list[tuple[str, Any]], cap: Capability,
     return out
 
 
-def _to_note(image: Block, note: str) -> None:
-    image.clear()
-    image.update({"type": "text", "text": note})
+def _omit(prep: Prepared, notes: Notes, read: ReadImage, note: str, kind: ChangeKind,
+          reason: str) -> None:
+    """A note in place of the image, and the change logged."""
+    image, index, result, _ = read
+    notes.add(image, index, result, {"type": "text", "text": note})
+    prep.log(kind, reason, index, block=image)
 
 
-def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
+def _check_image(prep: Prepared, notes: Notes, read: ReadImage, cap: Capability,
                  px: int | None) -> None:
+    image, index = read[0], read[1]
     mime = image["mimeType"]
     if mime not in cap.image_types:
-        _to_note(image, f"[image omitted: type {mime} is not accepted]")
-        prep.log(ChangeKind.IMAGE_OMITTED, f"image type not accepted by {cap.provider}", index,
-                 block=image)
+        _omit(prep, notes, read, f"[image omitted: type {mime} is not accepted]",
+              ChangeKind.IMAGE_OMITTED, f"image type not accepted by {cap.provider}")
         return
     raw = images.decode(image["data"])
     if raw is None:
-        _to_note(image, "[image omitted: the stored data is not valid base64]")
-        prep.log(ChangeKind.IMAGE_OMITTED, "image data is not valid base64", index, block=image)
+        _omit(prep, notes, read, "[image omitted: the stored data is not valid base64]",
+              ChangeKind.IMAGE_OMITTED, "image data is not valid base64")
         return
     limited = px is not None or cap.max_image_base64 is not None
     size = images.dimensions(raw) if limited else None
     if px is not None and size is not None and max(size) > px:
         smaller = images.downscale(raw, mime, px, size)
         if isinstance(smaller, str):  # why it could not be
-            _to_note(image, f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]")
-            prep.log(ChangeKind.IMAGE_OMITTED,
-                     f"image of {size[0]}x{size[1]} px is over the {px} px limit "
-                     f"and {smaller}", index, block=image)
+            _omit(prep, notes, read,
+                  f"[image omitted: {size[0]}x{size[1]} px is over the {px} px limit]",
+                  ChangeKind.IMAGE_OMITTED, f"image of {size[0]}x{size[1]} px is over the "
+                  f"{px} px limit and {smaller}")
             return
         image["data"] = base64.b64encode(smaller).decode()
         prep.log(ChangeKind.IMAGE_DOWNSCALED,
@@ -116,13 +119,14 @@ def _check_image(prep: Prepared, image: Block, index: int, cap: Capability,
                  index, block=image, width=size[0], height=size[1], limit=px)
         raw, size = smaller, images.dimensions(smaller)
     if cap.max_image_base64 is not None and len(image["data"]) > cap.max_image_base64:
-        _fit_bytes(prep, image, index, raw, size, cap.max_image_base64)
+        _fit_bytes(prep, notes, read, raw, size, cap.max_image_base64)
 
 
-def _fit_bytes(prep: Prepared, image: Block, index: int, raw: bytes,
+def _fit_bytes(prep: Prepared, notes: Notes, read: ReadImage, raw: bytes,
                size: tuple[int, int] | None, limit: int) -> None:
     """An image whose base64 text is over `limit` bytes, downscaled by a quarter a side at a
     time until it fits, or a note when it cannot be."""
+    image, index = read[0], read[1]
     over = len(image["data"])
     why = "cannot be read"
     px = max(size) if size is not None else 0
@@ -141,7 +145,8 @@ def _fit_bytes(prep: Prepared, image: Block, index: int, raw: bytes,
             return
     else:
         why = "does not fit at any size" if size is not None else why
-    _to_note(image, f"[image omitted: {over} bytes of base64 is over the {limit} byte limit]")
-    prep.log(ChangeKind.IMAGE_OMITTED, f"image of {over} bytes of base64 is over the {limit} "
-             f"byte limit and {why}", index, block=image)
+    _omit(prep, notes, read,
+          f"[image omitted: {over} bytes of base64 is over the {limit} byte limit]",
+          ChangeKind.IMAGE_OMITTED, f"image of {over} bytes of base64 is over the {limit} byte "
+          f"limit and {why}")
 

@@ -8,15 +8,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sessionctx.changes import ChangeKind
+from sessionctx.messages import TextBlock
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.ids import Results
-from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn, keep
+from sessionctx.providers.policies.turns import (
+    RESULT,
+    Block,
+    Prepared,
+    ResultBlock,
+    Site,
+    Turn,
+    keep,
+)
 
 EMPTY_OUTPUT = "(no output)"
 ERROR_NOTE = "(the tool reported an error)"
 
 
-def mark_empty_output(prep: Prepared, result: Block, index: int) -> None:
+def mark_empty_output(prep: Prepared, result: ResultBlock, index: int) -> None:
     """An empty tool output is sent as an explicit marker, never as nothing."""
     result["content"] = [{"type": "text", "text": EMPTY_OUTPUT}]
     prep.log(ChangeKind.EMPTY_OUTPUT_MARKED,
@@ -30,7 +39,8 @@ def error_in_text(prep: Prepared, cap: Capability, content: list[Block], index: 
     prep.log(ChangeKind.ERROR_AS_TEXT,
              f"{cap.provider}/{cap.family or 'default'} has no field for a "
              "failed tool result; its text says so", index, id=result_id)
-    return [{"type": "text", "text": ERROR_NOTE}, *content]
+    note: TextBlock = {"type": "text", "text": ERROR_NOTE}
+    return [note, *content]
 
 
 def in_place(sites: list[Site], results: Results) -> bool:
@@ -51,6 +61,8 @@ def in_place(sites: list[Site], results: Results) -> bool:
             if answered == calls or i != at + 1 + answered or block["id"] != expect[answered]:
                 return False
             answered += 1
+        elif block["type"] != "toolCall":  # never: a site is a call or a result
+            continue
         elif i == at:
             expect.append(block["id"])
             calls += 1
@@ -101,11 +113,12 @@ class Placement:
         for turn in turns:
             role, blocks, index = turn
             if role == "assistant":
-                placed: list[tuple[int, Block]] = []
+                placed: list[tuple[int, ResultBlock]] = []
                 lost = False
                 for block in blocks:
                     if block["type"] == "toolCall":
-                        found = results.get(block["id"])
+                        wire = block["id"]
+                        found = results.get(wire) if wire is not None else None
                         if found is None:
                             lost = True
                             prep.log(ChangeKind.CALL_WITHOUT_RESULT,
@@ -123,7 +136,10 @@ class Placement:
                     out.append(self._result_turn(index, placed))
             elif blocks and blocks[0]["type"] == RESULT:
                 for result in blocks:
-                    found = results.get(result["id"])
+                    if result["type"] != RESULT:  # the reader's turns of results hold no other
+                        continue
+                    rid = result["id"]
+                    found = results.get(rid) if rid is not None else None
                     if found is None or found[1] is not result:
                         prep.log(ChangeKind.RESULT_WITHOUT_CALL,
                                  "a tool result must answer a call in "
@@ -132,13 +148,13 @@ class Placement:
                 keep(prep, out, turn)
         return out, positions
 
-    def _result_turn(self, index: int | None, placed: list[tuple[int, Block]]) -> Turn:
+    def _result_turn(self, index: int | None, placed: list[tuple[int, ResultBlock]]) -> Turn:
         """The user turn that answers the assistant turn at `index`; logged when the results
         were not already its next messages in call order. It takes the first result's index."""
         prep = self.prep
         start = (index or 0) + 1
         in_place = True
-        results = []
+        results: list[Block] = []
         for k, (w, result) in enumerate(placed):
             in_place = in_place and w == start + k
             results.append(result)
@@ -147,5 +163,5 @@ class Placement:
         if not in_place:
             prep.log(ChangeKind.RESULTS_MOVED,
                      "tool results must come first in the message right after "
-                     "their calls, all together", index, ids=[r["id"] for r in results])
+                     "their calls, all together", index, ids=[r["id"] for _, r in placed])
         return Turn("user", results, placed[0][0])

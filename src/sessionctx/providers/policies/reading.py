@@ -11,20 +11,24 @@ placement keeps when they answer the calls of the turn before them in order. Wit
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import (
     CALL_BLOCK_TYPES,
     ID_KEYS,
     RESULT_ID_KEYS,
+    ImageBlock,
     Message,
+    StoredBlock,
+    TextBlock,
     first_string,
     is_blank,
 )
 from sessionctx.providers import documents
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.documents import DOCUMENT_KINDS
+from sessionctx.providers.policies.document_limits import ReadDocument
 from sessionctx.providers.policies.ids import split_id
 from sessionctx.providers.policies.image_limits import ReadImage
 from sessionctx.providers.policies.placement import error_in_text
@@ -41,8 +45,11 @@ from sessionctx.providers.policies.turns import (
     RESULT,
     Block,
     Prepared,
+    RawBlock,
+    ResultBlock,
     Site,
     Turn,
+    TurnCall,
     dropped,
     string,
 )
@@ -77,7 +84,7 @@ class Reader:
         self.sites: list[Site] = []
         # for the limits pass: every image and document read
         self.images: list[ReadImage] = []
-        self.documents: list[ReadImage] = []
+        self.documents: list[ReadDocument] = []
         self.systems = 0  # system messages read
         # for the reasoning pass: indices of messages holding thinking blocks, of those with
         # item ids or call signatures, and positions of the turns of either
@@ -131,7 +138,7 @@ class Reader:
         self.group = group
         return turns
 
-    def _content(self, content: Any, i: int, result: Block | None,
+    def _content(self, content: Any, i: int, result: ResultBlock | None,
                  assistant: bool = False) -> list[Block]:
         """A message's content; a list of non-blank text blocks is kept as it is."""
         if isinstance(content, list):
@@ -172,7 +179,7 @@ class Reader:
         return blocks
 
     def _blocks(self, content: list[Any], i: int, assistant: bool,
-                result: Block | None) -> list[Block]:
+                result: ResultBlock | None) -> list[Block]:
         """A new list of canonical blocks; text, the common case, is read inline."""
         out: list[Block] = []
         self.blocks = out
@@ -187,7 +194,8 @@ class Reader:
                         if repair and (not text or text.isspace()):
                             blank += 1
                         else:
-                            out.append(block)
+                            # a stored text block goes as it is: its type and text are checked
+                            out.append(cast("TextBlock", block))
                         continue
                 elif kind == "toolCall" and assistant:
                     out.append(self._call(block, block.get("name"), block.get("arguments"), i,
@@ -207,8 +215,8 @@ class Reader:
                                  "non-empty)", i, None, {"count": blank})
         return out
 
-    def _other(self, block: Block, kind: Any, i: int, assistant: bool,
-               result: Block | None) -> Block | None:
+    def _other(self, block: StoredBlock, kind: Any, i: int, assistant: bool,
+               result: ResultBlock | None) -> Block | None:
         if assistant:
             if kind == "thinking":
                 if self._foreign():
@@ -221,7 +229,7 @@ class Reader:
         if kind == "image":
             data, mime = block.get("data"), block.get("mimeType", block.get("mime_type"))
             if isinstance(data, str) and isinstance(mime, str):
-                image = {"type": "image", "data": data, "mimeType": mime}
+                image: ImageBlock = {"type": "image", "data": data, "mimeType": mime}
                 self.prep.copied[id(image)] = block
                 self.images.append((image, i, result, assistant))
                 return image
@@ -232,10 +240,12 @@ class Reader:
                 self.documents.append((doc, i, result, assistant))
                 return doc
         if not self.repair:
-            return {"type": RAW, "block": block}
+            unread: RawBlock = {"type": RAW, "block": block}
+            return unread
         text = block.get("text")
         if isinstance(text, str) and text.strip():
-            return {"type": "text", "text": text}
+            note: TextBlock = {"type": "text", "text": text}
+            return note
         self.prep.log(ChangeKind.UNSUPPORTED_BLOCK, f"block of type {kind!r} has no equivalent in "
                       "provider requests", i, block=block)
         return None
@@ -249,7 +259,7 @@ class Reader:
                 string(m.get("api")), string(m.get("model")), self.cap, self.model)
         return self.foreign
 
-    def _foreign_thinking(self, block: Block) -> Block | None:
+    def _foreign_thinking(self, block: StoredBlock) -> TextBlock | None:
         """Reasoning no target can replay: plain text by option, otherwise dropped."""
         text = thinking_text(block) if self.as_text else None
         if text is not None:
@@ -258,8 +268,8 @@ class Reader:
             self.thinking_dropped += 1
         return text
 
-    def _call(self, block: Block, name: Any, args: Any, i: int,
-              canonical: bool = False) -> Block:
+    def _call(self, block: StoredBlock, name: Any, args: Any, i: int,
+              canonical: bool = False) -> TurnCall:
         """The canonical call; the stored block itself when it is `canonical` (a toolCall) and
         reading changes nothing of it. With repairs, its place is noted for the ids pass."""
         call_id = block.get("id")
@@ -286,8 +296,10 @@ class Reader:
         if self.repair:
             self.sites.append((self.blocks, len(self.blocks), i))
         if canonical and ITEM_ID not in block and "arguments" in block:
-            return block
-        call: Block = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
+            # a stored toolCall goes as it is: its id and name are strings (the id with no
+            # item id in it), its signature a string of the model's own, if it has one
+            return cast("TurnCall", block)
+        call: TurnCall = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
         self.prep.copied[id(call)] = block
         if item_id is not None:
             call[ITEM_ID] = item_id
@@ -295,15 +307,15 @@ class Reader:
             call["thoughtSignature"] = signature
         return call
 
-    def _result(self, message: Message, i: int) -> Block:
+    def _result(self, message: Message, i: int) -> ResultBlock:
         """The result as stored: its id and name, which the ids step may rewrite."""
         rid = message.get("toolCallId")
         if not isinstance(rid, str) or "|" in rid:
             rid, _ = split_id(first_string(message, RESULT_ID_KEYS))
         name = message["toolName"] if "toolName" in message else message.get("name")
-        result: Block = {"type": RESULT, "id": rid,
-                         "name": name if isinstance(name, str) else None,
-                         "isError": bool(message.get("isError")), "content": None}
+        result: ResultBlock = {"type": RESULT, "id": rid,
+                               "name": name if isinstance(name, str) else None,
+                               "isError": bool(message.get("isError")), "content": []}
         content = self._content(message.get("content"), i, result)
         if result["isError"] and not self.cap.error_flag and self.repair:
             content = error_in_text(self.prep, self.cap, content, i, rid)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from sessionctx import decoding
 from sessionctx.changes import ChangeKind
-from sessionctx.messages import RESPONSES_ITEM, Message, TextBlock, ThinkingBlock
+from sessionctx.messages import RESPONSES_ITEM, Message, StoredBlock, TextBlock, ThinkingBlock
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import (
     ITEM_ID,
@@ -87,32 +87,29 @@ def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str 
 
 
 def log_item_removed(prep: Prepared, index: int | None, item_id: str,
-                     block: Block | None = None) -> None:
+                     block: Block | StoredBlock | None = None) -> None:
     prep.log(ChangeKind.REASONING_ID_REMOVED,
              "a function_call item id needs its reasoning item, which is "
              "not replayed; call_id still pairs the result", index, block=block, id=item_id)
 
 
-def canonical_thinking(block: Block) -> Block:
-    """A thinking block with its text, its signature (under either stored key) and whether it
-    is redacted."""
-    thinking: ThinkingBlock = {
-        "type": "thinking", "thinking": string(block.get("thinking")) or "",
-        "thinkingSignature": string(block.get("thinkingSignature", block.get("signature"))),
-        "redacted": bool(block.get("redacted"))}
-    return cast(Block, thinking)
+def canonical_thinking(block: StoredBlock) -> ThinkingBlock:
+    """A stored thinking block with its text, its signature (under either stored key) and
+    whether it is redacted."""
+    return {"type": "thinking", "thinking": string(block.get("thinking")) or "",
+            "thinkingSignature": string(block.get("thinkingSignature", block.get("signature"))),
+            "redacted": bool(block.get("redacted"))}
 
 
-def thinking_text(block: Block) -> Block | None:
-    """Reasoning that cannot be replayed, as plain text; None when it has no text."""
+def thinking_text(block: StoredBlock) -> TextBlock | None:
+    """Stored reasoning that cannot be replayed, as plain text; None when it has no text."""
     text = block.get("thinking")
     if isinstance(text, str) and text.strip():
-        converted: TextBlock = {"type": "text", "text": text}
-        return cast(Block, converted)
+        return {"type": "text", "text": text}
     return None
 
 
-def not_replayable(block: Block, api: str | None, model: str | None, cap: Capability,
+def not_replayable(block: ThinkingBlock, api: str | None, model: str | None, cap: Capability,
                    target: str) -> str | None:
     """Why this reasoning cannot go back to `target`, or None when it can: only to the API and
     model that produced it, with a signature the provider takes."""
@@ -199,7 +196,7 @@ class Replay:
                 if drop_item:
                     log_item_removed(self.prep, index, block[ITEM_ID], block)
                 if drop_item or drop_signature:
-                    block = dict(block)
+                    block = block.copy()
                     if drop_item:
                         del block[ITEM_ID]
                     if drop_signature:
@@ -210,8 +207,12 @@ class Replay:
     def _corrupt_signatures(self, blocks: list[Block], index: int | None) -> None:
         corrupt = 0
         for block in blocks:
-            signature = block.get("thinkingSignature" if block["type"] == "thinking" else
-                                  "thoughtSignature")
+            if block["type"] == "thinking":
+                signature = block.get("thinkingSignature")
+            elif block["type"] == "toolCall":
+                signature = block.get("thoughtSignature")
+            else:
+                continue
             if isinstance(signature, str) and signature and \
                     not signature_fits(signature, self.cap):
                 corrupt += 1
@@ -286,4 +287,4 @@ def _as_item(block: Block) -> Block:
     if item is None:
         return block
     sent: ServerItemBlock = {"type": "serverItem", "item": item}  # SERVER_ITEM
-    return cast(Block, sent)
+    return sent

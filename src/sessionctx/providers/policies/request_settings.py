@@ -21,6 +21,7 @@ from typing import Any
 
 from sessionctx.changes import ChangeKind
 from sessionctx.errors import SessionctxError
+from sessionctx.messages import TextBlock
 from sessionctx.providers.as_text import call_text, result_head
 from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Turn, has
@@ -98,7 +99,8 @@ def _call_as_text(block: Block) -> Block:
 def _result_as_text(block: Block) -> list[Block]:
     if block["type"] != RESULT:
         return [block]
-    head = {"type": "text", "text": result_head(block["name"], block["id"], block["isError"])}
+    head: TextBlock = {"type": "text",
+                       "text": result_head(block["name"], block["id"], block["isError"])}
     return [head, *block["content"]]
 
 
@@ -135,12 +137,12 @@ def split_calls(prep: Prepared, limit: int) -> None:
             k += 1
             continue
         results = {b["id"]: b for b in nxt[1] if b["type"] == RESULT}
-        rest = [b for b in nxt[1] if b["type"] != RESULT]
-        others = [b for b in blocks if b["type"] != "toolCall"]
+        rest: list[Block] = [b for b in nxt[1] if b["type"] != RESULT]
+        others: list[Block] = [b for b in blocks if b["type"] != "toolCall"]
         chunks = [calls[i:i + limit] for i in range(0, len(calls), limit)]
         for n, chunk in enumerate(chunks):
-            answers = [results[c["id"]] for c in chunk if c["id"] in results]
-            out.append(Turn(role, (others if n == 0 else []) + chunk, index))
+            answers: list[Block] = [results[c["id"]] for c in chunk if c["id"] in results]
+            out.append(Turn(role, [*(others if n == 0 else []), *chunk], index))
             out.append(Turn(nxt.role, answers + (rest if n == len(chunks) - 1 else []),
                             nxt.message_index))
         prep.log(ChangeKind.CALLS_SPLIT,

@@ -8,27 +8,91 @@ or content list that is already canonical is used as it is and only what a repai
 copied: the stored messages are never modified.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the TypedDicts' required and optional keys are read
+# at run time (tests/test_messages_types.py), which string annotations would hide.
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import le
-from typing import Any, Final, Literal, NamedTuple, TypedDict
+from typing import Any, Final, Literal, NamedTuple, NotRequired, TypedDict
 
 import msgspec
 
 from sessionctx.changes import NO_RECORD_ORDER, Change, ChangeKind, Source
 from sessionctx.messages import (
-    CallBlock,
     DocumentBlock,
     ImageBlock,
     Message,
+    StoredBlock,
     TextBlock,
     ThinkingBlock,
 )
 
 Role = Literal["user", "assistant", "system"]
+
+
+# Block types the reader adds to the native ones, and the one reasoning.py `server_items` does.
+RESULT: Final = "toolResult"
+RAW: Final = "raw"
+SERVER_ITEM: Final = "serverItem"
+# on a toolCall block: the Responses item id split from its id (`TurnCall`)
+ITEM_ID: Final = "_sessionctx_item_id"
+
+
+class TurnCall(TypedDict):
+    """A call of an assistant turn: the stored `toolCall` block itself when reading changes
+    nothing of it (messages.py `CallBlock`), else the reader's copy. The ids pass gives every
+    call with an id its wire id and name and an object of arguments; before it, and in a
+    request built without repairs, they are what was stored: a call stored without an id or a
+    name has None (placement drops a repaired call without an id, having no result for it)."""
+
+    type: Literal["toolCall"]
+    id: str | None
+    name: str | None
+    arguments: Any  # a JSON object once the ids pass has run; as stored without repairs
+    # Gemini's signature binding the call to its reasoning, as stored (messages.py
+    # `CallBlock`); removed from the turn's copy when it cannot be replayed (reasoning.py).
+    thoughtSignature: NotRequired[str]
+    # The Responses item id that reading.py `Reader._call` splits from a stored
+    # '<call_id>|<fc item id>' id (`ITEM_ID`; never stored); read by reasoning.py `Replay`
+    # (dropped with its reasoning) and providers/openai_responses.py.
+    _sessionctx_item_id: NotRequired[str]
+    cache_control: NotRequired[dict[str, Any]]  # as stored (messages.py `CallBlock`)
+
+
+class ResultBlock(TypedDict):
+    """A tool result inside a user turn, made by reading.py `Reader._result`."""
+
+    type: Literal["toolResult"]
+    id: str | None  # the wire id of the call it answers (its stored id when it answers none)
+    name: str | None  # the call's wire name, else the stored toolName
+    isError: bool
+    content: "list[Block]"
+
+
+class RawBlock(TypedDict):
+    """A stored block passed through unread, only when the request is built without repairs."""
+
+    type: Literal["raw"]
+    block: StoredBlock
+
+
+class ServerItemBlock(TypedDict):
+    """A server-run tool call that goes back to the model that ran it as its own Responses
+    item (the text block it came from stands for it everywhere else)."""
+
+    type: Literal["serverItem"]
+    item: dict[str, Any]
+
+
+# A block of a turn as the policies and renderers pass it along: one of the native shapes of
+# sessionctx.messages (TextBlock, ImageBlock, DocumentBlock, ThinkingBlock with every key set),
+# or one of the turns' own (TurnCall, ResultBlock, RawBlock, ServerItemBlock). Each pass and
+# renderer narrows a block by its `type` before reading its keys, so that mypy checks them.
+# The stored blocks the reader reads stay `StoredBlock` (decoded JSON, every key kept): only
+# reading.py turns one into a `Block`, after checking what its type needs.
+Block = (TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | TurnCall | ResultBlock
+         | RawBlock | ServerItemBlock)
 
 
 class Turn(NamedTuple):
@@ -42,49 +106,7 @@ class Turn(NamedTuple):
 # Where the reader read a call or a result, in message order: (the block list of its turn, its
 # position in that list, the index of its message). The ids pass and placement walk these, not
 # every block of every turn.
-Site = tuple["list[Block]", int, int]
-
-
-# Block types the reader adds to the native ones, and the one reasoning.py `server_items` does.
-RESULT = "toolResult"
-RAW = "raw"
-SERVER_ITEM = "serverItem"
-# on a toolCall block: the Responses item id split from its id (messages.py `CallBlock`)
-ITEM_ID: Final = "_sessionctx_item_id"
-
-
-class ResultBlock(TypedDict):
-    """A tool result inside a user turn, made by reading.py `Reader._result`."""
-
-    type: Literal["toolResult"]
-    id: str | None  # the wire id of the call it answers (its stored id when it answers none)
-    name: str | None  # the call's wire name, else the stored toolName
-    isError: bool
-    content: list[Block]
-
-
-class RawBlock(TypedDict):
-    """A stored block passed through unread, only when the request is built without repairs."""
-
-    type: Literal["raw"]
-    block: dict[str, Any]
-
-
-class ServerItemBlock(TypedDict):
-    """A server-run tool call that goes back to the model that ran it as its own Responses
-    item (the text block it came from stands for it everywhere else)."""
-
-    type: Literal["serverItem"]
-    item: dict[str, Any]
-
-
-# A block of a turn as the policies pass it along: one of the native shapes of
-# sessionctx.messages (TextBlock, ImageBlock, DocumentBlock, ThinkingBlock with every key set,
-# CallBlock) or one the reader adds (ResultBlock, RawBlock, ServerItemBlock). A renderer that
-# reads a block's keys narrows it to `TurnBlock` (`typed`) so that mypy checks those keys.
-Block = dict[str, Any]
-TurnBlock = (TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | CallBlock | ResultBlock
-             | RawBlock | ServerItemBlock)
+Site = tuple[list[Block], int, int]
 
 
 # Kinds of change about block shapes and empty turns.
@@ -102,20 +124,20 @@ class Prepared:
     # the messages the turns were read from, and for a block the reader copied, the stored
     # block it copied (by the copy's id): what a change about one block looks its line up by
     messages: list[Message] | None = None
-    copied: dict[int, Block] = field(default_factory=dict)
+    copied: dict[int, Mapping[str, Any]] = field(default_factory=dict)
     # `changes.change_order` of each change, taken as it is logged (while its source is at
     # hand), so that `ordered_changes` sorts by plain tuples and reads no change again
     order: list[tuple[int, int]] = field(default_factory=list)
 
     def log(self, kind: ChangeKind, reason: str, index: int | None = None, *,
-            block: Block | None = None, **detail: Any) -> None:
+            block: Mapping[str, Any] | None = None, **detail: Any) -> None:
         """A change concerning the message at `index` (None: the request as a whole), and
         within it `block` (a stored block, or the reader's copy of one), so that the change
         names the line that block came from when the message was joined from several."""
         self.log_detail(kind, reason, index, block, detail)
 
     def log_detail(self, kind: ChangeKind, reason: str, index: int | None,
-                   block: Block | None, detail: dict[str, Any]) -> None:
+                   block: Mapping[str, Any] | None, detail: dict[str, Any]) -> None:
         """`log` with the detail as one dict: the form for a change logged once a call or a
         message, as a call with keywords costs a third more than the change it makes."""
         sources = self.sources
@@ -139,7 +161,7 @@ class Prepared:
             return changes
         return [changes[k] for k in sorted(range(len(keys)), key=keys.__getitem__)]
 
-    def _position(self, index: int | None, block: Block) -> int:
+    def _position(self, index: int | None, block: Mapping[str, Any]) -> int:
         """Where `block` stands in the content of message `index` (past its end if not)."""
         stored = self.copied.get(id(block), block)
         content = self.messages[index].get("content") if self.messages is not None and \
@@ -190,15 +212,55 @@ def json_text(args: Any) -> str:
     return args if isinstance(args, str) else msgspec.json.encode(args).decode()
 
 
-def typed(block: Block) -> TurnBlock:
-    """The block as the union of the shapes it may take, for a renderer to narrow by its
-    `type` so that mypy checks the keys it reads. A stored block of another type reaches a
-    renderer only in its fall-through branch, which sends it as stored (`raw`). It runs for
-    every block of a body, so it returns the block itself rather than call `cast`."""
-    return block  # type: ignore[return-value]
+@dataclass(slots=True)
+class Notes:
+    """The notes a limit puts in place of blocks it cannot send (images, documents), each in
+    its block's place: in the content of the result holding it, else in its message's turn.
+    Blocks are not changed in place: a block keeps its type."""
+
+    new: dict[int, Block] = field(default_factory=dict)  # the note, by the id of the old block
+    results: dict[int, ResultBlock] = field(default_factory=dict)  # holding one, by their id
+    messages: set[int] = field(default_factory=set)  # the indices of the other turns holding one
+
+    def add(self, old: Block, index: int, result: ResultBlock | None, note: TextBlock) -> None:
+        """`note` to stand in for `old`, read from message `index` (in `result`, if not None)."""
+        self.new[id(old)] = note
+        if result is not None:
+            self.results[id(result)] = result
+        else:
+            self.messages.add(index)
+
+    def put(self, prep: Prepared) -> None:
+        """Each note in its block's place. Results are the reader's own, so a result takes a
+        copy of its content; a turn holding a block is found by its message, and a copy of its
+        list takes its place (a turn's list may be the stored one). A change about a note
+        still names the stored block its old block was read from."""
+        for result in self.results.values():
+            result["content"] = self._swapped(result["content"], prep)
+        if not self.messages:
+            return
+        turns = prep.turns
+        for t, (role, blocks, index) in enumerate(turns):
+            if index in self.messages:
+                changed = self._swapped(blocks, prep)
+                if changed is not blocks:
+                    turns[t] = Turn(role, changed, index)
+
+    def _swapped(self, blocks: list[Block], prep: Prepared) -> list[Block]:
+        out = blocks
+        for k, block in enumerate(blocks):
+            note = self.new.get(id(block))
+            if note is not None:
+                if out is blocks:
+                    out = list(blocks)
+                out[k] = note
+                stored = prep.copied.pop(id(block), None)
+                if stored is not None:
+                    prep.copied[id(note)] = stored
+        return out
 
 
-def raw(block: Mapping[str, Any]) -> dict[str, Any]:
-    """What a renderer sends for a block it has no mapping for: a copy of it as stored."""
-    inner = block.get("block", block) if block.get("type") == RAW else block
-    return dict(inner)
+def raw(block: Block) -> dict[str, Any]:
+    """What a renderer sends for a block it has no mapping for: the stored block of a `raw`
+    one, else a copy of the block."""
+    return dict(block["block"]) if block["type"] == RAW else dict(block)
