@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionctx.providers.anthropic import CACHE, _breakpoints, _marked
+from sessionctx.providers.anthropic_checks import CACHE, breakpoints, marked_blocks
 from sessionctx.providers.openai_responses import _kind, _model_item
 from sessionctx.providers.policies.image_limits import oversized, pixel_limit
 from sessionctx.providers.registry import provider as registered
@@ -118,7 +118,7 @@ def _anthropic(m: dict[str, Any], i: int, count: _Count) -> bool:
             if type(b) is not dict:
                 return False
             kind = b.get("type")
-            count.marks[-1] += len(_marked(b))
+            count.marks[-1] += len(marked_blocks(b))
             if kind == "image":
                 count.images[-1] += 1
             elif kind == "tool_result":
@@ -202,7 +202,7 @@ def extends(api: str, model: str | None, others: dict[str, Any], window: list[An
     if px != pixel_limit(cap, images - counted.images[at]) and oversized(
             list(_anthropic_images(window)), cap, images):
         return None  # the window's images were checked against the limit for fewer
-    tools = len(_breakpoints({"tools": others.get("tools")}))
+    tools = len(breakpoints({"tools": others.get("tools")}))
     marks = counted.marks[-1] + tools + (CACHE in others)
     if cap.max_cache_breakpoints is not None and marks > cap.max_cache_breakpoints:
         return None
