@@ -130,7 +130,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     answered: set[str] = set()
     pics: list[tuple[str, Any]] = []  # each image's path and data URL
     for i, item in enumerate(items):
-        kind = item.get("type") or _kind(item)  # a path is written only for a violation
+        kind = item.get("type") or item_kind(item)  # a path is written only for a violation
         if kind == "function_call":
             cid = item.get("call_id")
             if not isinstance(cid, str) or len(cid) > cap.id_max_len or not pattern.fullmatch(cid):
@@ -159,7 +159,7 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
             if not item.get("encrypted_content") and not str(item.get("id", "")).startswith("rs_"):
                 out.append(Violation(f"input[{i}]", "reasoning items need their id and "
                                      "encrypted_content"))
-            if i + 1 == len(items) or not _model_item(items[i + 1]):
+            if i + 1 == len(items) or not model_item(items[i + 1]):
                 out.append(Violation(f"input[{i}]", f"Item '{item.get('id')}' of type "
                                      "'reasoning' was provided without its required following "
                                      "item"))
@@ -180,15 +180,15 @@ def validate(body: dict[str, Any], cap: Capability) -> list[Violation]:
     return out
 
 
-def _kind(item: dict[str, Any]) -> Any:
+def item_kind(item: dict[str, Any]) -> Any:
     """An item's type: a message may leave it out (the API's shorter spelling)."""
     return item.get("type", "message" if "role" in item else None)
 
 
-def _model_item(item: dict[str, Any]) -> bool:
+def model_item(item: dict[str, Any]) -> bool:
     """An item the model wrote, other than reasoning's: what reasoning may be followed by
     (another reasoning item too)."""
-    kind = _kind(item)
+    kind = item_kind(item)
     if kind == "message":
         return item.get("role") == "assistant"
     return kind in ("function_call", "reasoning") or kind in SERVER_ITEM_TYPES
@@ -196,7 +196,7 @@ def _model_item(item: dict[str, Any]) -> bool:
 
 def _after_reasoning(items: list[dict[str, Any]], i: int) -> bool:
     j = i - 1
-    while j >= 0 and items[j].get("type") != "reasoning" and _model_item(items[j]):
+    while j >= 0 and items[j].get("type") != "reasoning" and model_item(items[j]):
         j -= 1
     return j >= 0 and items[j].get("type") == "reasoning"
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionctx.providers.anthropic_checks import CACHE, breakpoints, marked_blocks
-from sessionctx.providers.openai_responses import _kind, _model_item
+from sessionctx.providers.openai_responses import item_kind, model_item
 from sessionctx.providers.policies.image_limits import oversized, pixel_limit
 from sessionctx.providers.registry import provider as registered
 from sessionctx.providers.wire import (
@@ -151,8 +151,8 @@ def _chat(m: dict[str, Any], i: int, count: _Count) -> bool:
 
 
 def _responses(item: dict[str, Any], i: int, count: _Count) -> bool:
-    kind = _kind(item)  # a message may leave its type out
-    if not count.waiting and (kind == "reasoning" or not _model_item(item)):
+    kind = item_kind(item)  # a message may leave its type out
+    if not count.waiting and (kind == "reasoning" or not model_item(item)):
         count.starts.append(i)
     if kind == "function_call":
         count.call(item.get("call_id"), i)
