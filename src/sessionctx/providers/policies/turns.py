@@ -117,7 +117,10 @@ class Prepared:
     turns: list[Turn]
     system: list[str]
     sources: list[Source] | None = None
-    changes: list[Change] = field(default_factory=list)
+    # each change as it was logged: (kind, reason, message index, block, detail); made into
+    # `Change`s once, in the one order of changes, by `ordered_changes`
+    logged: list[tuple[ChangeKind, str, int | None, Mapping[str, Any] | None,
+                       dict[str, Any]]] = field(default_factory=list)
     repaired: bool = True
     # the cache breakpoints the renderer carried into the body, when it counts them (Anthropic)
     cache_marks: int | None = None
@@ -125,41 +128,57 @@ class Prepared:
     # block it copied (by the copy's id): what a change about one block looks its line up by
     messages: list[Message] | None = None
     copied: dict[int, Mapping[str, Any]] = field(default_factory=dict)
-    # `changes.change_order` of each change, taken as it is logged (while its source is at
-    # hand), so that `ordered_changes` sorts by plain tuples and reads no change again
-    order: list[tuple[int, int]] = field(default_factory=list)
 
     def log(self, kind: ChangeKind, reason: str, index: int | None = None, *,
             block: Mapping[str, Any] | None = None, **detail: Any) -> None:
         """A change concerning the message at `index` (None: the request as a whole), and
         within it `block` (a stored block, or the reader's copy of one), so that the change
         names the line that block came from when the message was joined from several."""
-        self.log_detail(kind, reason, index, block, detail)
+        self.logged.append((kind, reason, index, block, detail))
 
     def log_detail(self, kind: ChangeKind, reason: str, index: int | None,
                    block: Mapping[str, Any] | None, detail: dict[str, Any]) -> None:
         """`log` with the detail as one dict: the form for a change logged once a call or a
         message, as a call with keywords costs a third more than the change it makes."""
-        sources = self.sources
-        source = sources[index] if sources is not None and index is not None and \
-            index < len(sources) else None
-        if source is None:
-            self.order.append(NO_RECORD_ORDER)
-        else:
-            if block is not None and source.block_lines is not None:
-                source = source.of_block(self._position(index, block))
-            self.order.append(source.order())
-        self.changes.append(Change(kind, reason, source, index, detail))
+        self.logged.append((kind, reason, index, block, detail))
+
+    @property
+    def changes(self) -> list[Change]:
+        """The changes in the order they were logged."""
+        return self._made()[1]
 
     def ordered_changes(self) -> list[Change]:
         """The changes in the one order of changes (`changes.change_order`: by the record each
         concerns, changes about the request as a whole first), and in the order they were
         logged among changes about the same record: the passes log in message order, each
-        after the one before, so the log is a few ordered runs that this merges."""
-        keys, changes = self.order, self.changes
+        after the one before, so the log is a few ordered runs that a stable sort merges."""
+        keys, changes = self._made()
         if all(map(le, keys, islice(keys, 1, None))):
             return changes
         return [changes[k] for k in sorted(range(len(keys)), key=keys.__getitem__)]
+
+    def _made(self) -> tuple[list[tuple[int, int]], list[Change]]:
+        """Each change logged, made, and its order (`Source.order`). A message's changes are
+        mostly logged one after the other, so its source is looked up once for them."""
+        sources = self.sources or []
+        keys: list[tuple[int, int]] = []
+        changes: list[Change] = []
+        at: int | None = -1  # the message of the change before
+        source: Source | None = None
+        key = NO_RECORD_ORDER
+        for kind, reason, index, block, detail in self.logged:
+            if index != at:
+                at = index
+                source = sources[index] if index is not None and index < len(sources) else None
+                key = NO_RECORD_ORDER if source is None else source.order()
+            if block is not None and source is not None and source.block_lines is not None:
+                of_block = source.of_block(self._position(index, block))
+                keys.append(of_block.order())
+                changes.append(Change(kind, reason, of_block, index, detail))
+            else:
+                keys.append(key)
+                changes.append(Change(kind, reason, source, index, detail))
+        return keys, changes
 
     def _position(self, index: int | None, block: Mapping[str, Any]) -> int:
         """Where `block` stands in the content of message `index` (past its end if not)."""
