@@ -16,6 +16,7 @@ from sessionctx.providers.provider import Provider
 from sessionctx.providers.violations import Violation, history
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
+CALL_SIGNATURE_ADDED = ChangeKind.CALL_SIGNATURE_ADDED
 
 # Gemini 3: the first call of each model turn carries a thought signature; images in model
 # turns; signatures are base64 bytes; 3,000 images and 50 MB documents inline
@@ -42,34 +43,37 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
     role, blocks, index = turn
     parts: list[dict[str, Any]] = []
     trailing: list[dict[str, Any]] | None = None  # made only for a result with images
-    first_call = True
+    placeholder = cap.call_signature_required  # until the turn's first call is rendered
     for block in blocks:
         if block["type"] == "text":
             parts.append({"text": block["text"]})
         elif block["type"] == "toolCall":
-            call = block
-            out: dict[str, Any] = {"functionCall": {"id": call["id"], "name": call["name"],
-                                                    "args": call["arguments"]}}
-            sig = call.get("thoughtSignature")
-            if first_call and not sig and cap.call_signature_required:
-                sig = SKIP_SIGNATURE
-                prep.log_detail(ChangeKind.CALL_SIGNATURE_ADDED,
-                                "Gemini 3 requires a thought signature on the first "
-                                "functionCall of each step; this call has none it can replay",
-                                index, None, {"id": call["id"]})
+            call = {"id": block["id"], "name": block["name"], "args": block["arguments"]}
+            sig = block.get("thoughtSignature")
             if sig:
-                out["thoughtSignature"] = sig
-            first_call = False
-            parts.append(out)
+                parts.append({"functionCall": call, "thoughtSignature": sig})
+            elif placeholder:
+                prep.log_detail(CALL_SIGNATURE_ADDED, "Gemini 3 requires a thought signature "
+                                "on the first functionCall of each step; this call has none "
+                                "it can replay", index, None, {"id": block["id"]})
+                parts.append({"functionCall": call, "thoughtSignature": SKIP_SIGNATURE})
+            else:
+                parts.append({"functionCall": call})
+            placeholder = False
         elif block["type"] == "toolResult":
-            texts, files = documents.result_texts_and_files(block["content"])
-            if files:
-                if trailing is None:
-                    trailing = []
-                trailing.extend(_part(held) for held in files)
-            key = "error" if block["isError"] else "output"
-            parts.append({"functionResponse": {"id": block["id"], "name": block["name"],
-                                               "response": {key: "\n".join(texts)}}})
+            content = block["content"]
+            if len(content) == 1 and content[0]["type"] == "text":  # the common result
+                output = content[0]["text"]
+            else:
+                texts, files = documents.result_texts_and_files(content)
+                if files:
+                    if trailing is None:
+                        trailing = []
+                    trailing.extend(_part(held) for held in files)
+                output = "\n".join(texts)
+            parts.append({"functionResponse": {
+                "id": block["id"], "name": block["name"],
+                "response": {"error" if block["isError"] else "output": output}}})
         else:
             parts.append(_part(block))
     if trailing:  # a result's images follow all the function responses
