@@ -22,6 +22,7 @@ from sessionctx.providers.capabilities import Capability
 from sessionctx.providers.policies.turns import RESULT, Prepared, ResultBlock, Site, TurnCall
 
 RAW_ARGUMENTS_KEY = "_sessionctx_raw_arguments"
+ID_REWRITTEN = ChangeKind.ID_REWRITTEN
 SAFE_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 # SAFE_CHARS' rewrite of an ASCII text's bytes, as one table lookup a byte
 _SAFE_BYTES = bytes(c if c < 128 and not SAFE_CHARS.match(chr(c)) else ord("_")
@@ -157,18 +158,48 @@ class WireIds:
         """The ids pass: every call and result the reader read (`sites` from `start`, in
         message order) given its wire id and name. A stored call that changes is replaced by
         a copy in its turn (the reader's lists of calls are its own); the reader's copies
-        change in place."""
-        copied = self.prep.copied
-        call, answer = self.call, self.answer
+        change in place. A call and a result are handled here, in one walk, and only their
+        rare repairs (arguments, names, reused ids) in methods of their own: the pass runs
+        once for every call and result of a request."""
+        prep, copied = self.prep, self.prep.copied
+        good_names, seen, used = self.good_names, self.seen, self.used
+        fits, max_len, open_calls, results = self.fits, self.max_len, self.open_calls, self.results
         for blocks, k, i in islice(sites, start, None):
             block = blocks[k]
-            if block["type"] == RESULT:
-                answer(block, i)
+            if block["type"] == RESULT:  # it answers the earliest open call with its id
+                rid = block["id"]
+                found = open_calls.answer(rid) if rid is not None else None
+                if found is not None:
+                    answered, block["name"] = found
+                    block["id"] = answered
+                    results[answered] = (i, block)
                 continue
             if block["type"] != "toolCall":  # never: a site is a call or a result
                 continue
-            wire, name, args, same = call(block, block["id"], block["name"],
-                                          block["arguments"], i)
+            call_id, name, args = block["id"], block["name"], block["arguments"]
+            same = call_id is not None
+            if not isinstance(args, dict):
+                args = self._arguments(args, call_id, i, block)
+                same = False
+            if name not in good_names:
+                name = self._name(name, i, block)
+                same = same and name is block["name"]
+            wire: str | None = None
+            if call_id is not None:
+                if call_id in seen:
+                    wire = self._wire_id(call_id, i, block)
+                    same = False
+                elif call_id in used or len(call_id) > max_len or not fits(call_id):
+                    seen.add(call_id)
+                    wire = rewritten_id(call_id, max_len, used)
+                    prep.log_detail(ID_REWRITTEN, self.reason, i, block,
+                                    {"old": call_id, "new": wire})
+                    same = False
+                else:
+                    seen.add(call_id)
+                    wire = call_id
+                used.add(wire)
+                open_calls.open(call_id, (wire, name))
             if same:
                 continue
             if id(block) in copied:
@@ -181,53 +212,14 @@ class WireIds:
             copied[id(new)] = block
             blocks[k] = new
 
-    def call(self, block: Call, call_id: str | None, name: str | None, args: Any,
-             i: int) -> tuple[str | None, str, dict[str, Any], bool]:
-        """The wire id, name and arguments of the call `block` (a stored block, or the
-        reader's copy of one) of message `i`, and whether they are the block's own (it can
-        then go as it is)."""
-        same = True
-        if not isinstance(args, dict):
-            args, why = repair_arguments(args)
-            same = False
-            if why is not None:
-                self.prep.log(ChangeKind.ARGUMENTS_REPAIRED, f"call arguments {why}; the "
-                              f"stored text is kept under {RAW_ARGUMENTS_KEY!r}", i,
-                              block=block, id=call_id)
-        if name not in self.good_names:
-            name = self._name(name, i, block)
-            same = same and name is block.get("name")
-        if call_id is None:
-            return None, name, args, False
-        wire = self._open(call_id, name, i, block)
-        return wire, name, args, same and wire is call_id
-
-    def answer(self, result: ResultBlock, i: int) -> bool:
-        """Whether the result of message `i` answers an open call; it then takes the call's
-        wire id and name and is indexed under that id."""
-        rid = result["id"]
-        found = self.open_calls.answer(rid) if rid is not None else None
-        if found is None:
-            return False
-        wire, result["name"] = found
-        result["id"] = wire
-        self.results[wire] = (i, result)
-        return True
-
-    def _open(self, call_id: str, name: str, i: int, block: Call) -> str:
-        """The id the call goes out with, opened with its name for the results that follow."""
-        if call_id in self.seen:
-            wire = self._wire_id(call_id, i, block)
-        elif call_id in self.used or len(call_id) > self.max_len or not self.fits(call_id):
-            self.seen.add(call_id)
-            wire = self._rewritten(call_id, rewritten_id(call_id, self.max_len, self.used), i,
-                                   block)
-        else:
-            wire = call_id
-            self.seen.add(call_id)
-            self.used.add(call_id)
-        self.open_calls.open(call_id, (wire, name))
-        return wire
+    def _arguments(self, args: Any, call_id: str | None, i: int, block: Call) -> dict[str, Any]:
+        """A call's arguments that are not an object, as one (`repair_arguments`)."""
+        repaired, why = repair_arguments(args)
+        if why is not None:
+            self.prep.log(ChangeKind.ARGUMENTS_REPAIRED, f"call arguments {why}; the stored "
+                          f"text is kept under {RAW_ARGUMENTS_KEY!r}", i, block=block,
+                          id=call_id)
+        return repaired
 
     def _name(self, name: str | None, i: int, block: Call) -> str:
         if name is not None and TOOL_NAME.fullmatch(name):
@@ -250,13 +242,8 @@ class WireIds:
         self.renamed[call_id] = int(unique.rpartition("_")[2])
         self.prep.log(ChangeKind.DUPLICATE_ID_RENAMED, "tool_use ids must be unique", i,
                       block=block, old=call_id, new=unique)
-        return self._rewritten(unique, id_map_entry(unique, self.fits, self.max_len,
-                                                    self.used), i, block)
-
-    def _rewritten(self, unique: str, wire: str, i: int, block: Call) -> str:
-        """`wire`, taken for the call `unique` names; the rewrite logged when there is one."""
+        wire = id_map_entry(unique, self.fits, self.max_len, used)
         if wire != unique:
-            self.prep.log_detail(ChangeKind.ID_REWRITTEN, self.reason, i, block,
+            self.prep.log_detail(ID_REWRITTEN, self.reason, i, block,
                                  {"old": unique, "new": wire})
-        self.used.add(wire)
         return wire
