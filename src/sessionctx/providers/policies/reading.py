@@ -54,6 +54,8 @@ from sessionctx.providers.policies.turns import (
     string,
 )
 
+EMPTY_TEXT_REMOVED = ChangeKind.EMPTY_TEXT_REMOVED
+
 # A turn made without the named tuple's Python constructor: one per message of the context.
 _turn = tuple.__new__
 
@@ -97,16 +99,16 @@ class Reader:
         """The turns of `messages` (from `start` up to `stop`, after those read before); with
         repairs, the results of consecutive messages are one user turn, and turns with nothing
         in them are dropped."""
-        turns = self.turns
+        turns, sites, settle = self.turns, self.sites, self.settle
         repair = self.repair
-        sites = self.sites
         group = self.group
         reasoning, bound = self.reasoning, self.bound
+        result_of, assistant_of, content_of = self._result, self._assistant, self._content
         for i in range(start, len(messages) if stop is None else min(stop, len(messages))):
             m = messages[i]
             role = m.get("role")
             if role == "toolResult" or role == "tool":
-                result = self._result(m, i)
+                result = result_of(m, i)
                 if not repair:
                     turns.append(_turn(Turn, ("user", [result], i)))
                     continue
@@ -120,20 +122,20 @@ class Reader:
                 continue
             group = None
             if role == "assistant":
-                blocks = self._assistant(m, i)
+                blocks = assistant_of(m, i)
             else:
                 if role == "system":
                     self.systems += 1
                     role = "system"
                 else:
                     role = "user"
-                blocks = self._content(m.get("content"), i, None)
+                blocks = content_of(m.get("content"), i, None)
             if repair:
                 if not blocks:
                     dropped(self.prep, _turn(Turn, (role, blocks, i)))
                     continue
                 if i in reasoning or i in bound:
-                    self.settle.append(len(turns))
+                    settle.append(len(turns))
             turns.append(_turn(Turn, (role, blocks, i)))
         self.group = group
         return turns
@@ -210,7 +212,7 @@ class Reader:
                 else:
                     out.append({"type": "text", "text": block})
         if blank:
-            self.prep.log_detail(ChangeKind.EMPTY_TEXT_REMOVED, "empty or whitespace-only "
+            self.prep.log_detail(EMPTY_TEXT_REMOVED, "empty or whitespace-only "
                                  "text blocks are rejected (text content blocks must be "
                                  "non-empty)", i, None, {"count": blank})
         return out
@@ -219,10 +221,16 @@ class Reader:
                result: ResultBlock | None) -> Block | None:
         if assistant:
             if kind == "thinking":
-                if self._foreign():
-                    return self._foreign_thinking(block)
-                self.reasoning.add(i)
-                return canonical_thinking(block)
+                if not self._foreign():
+                    self.reasoning.add(i)
+                    return canonical_thinking(block)
+                # reasoning no target can replay: plain text by option, otherwise dropped
+                text = thinking_text(block) if self.as_text else None
+                if text is not None:
+                    self.thinking_converted += 1
+                else:
+                    self.thinking_dropped += 1
+                return text
             if kind in CALL_BLOCK_TYPES:
                 return self._call(block, block.get("name"),
                                   block.get("arguments", block.get("input")), i)
@@ -258,15 +266,6 @@ class Reader:
             self.foreign = self.repair and not own_reasoning(
                 string(m.get("api")), string(m.get("model")), self.cap, self.model)
         return self.foreign
-
-    def _foreign_thinking(self, block: StoredBlock) -> TextBlock | None:
-        """Reasoning no target can replay: plain text by option, otherwise dropped."""
-        text = thinking_text(block) if self.as_text else None
-        if text is not None:
-            self.thinking_converted += 1
-        else:
-            self.thinking_dropped += 1
-        return text
 
     def _call(self, block: StoredBlock, name: Any, args: Any, i: int,
               canonical: bool = False) -> TurnCall:
