@@ -53,9 +53,9 @@ def _content(turn: Turn, prep: Prepared, cap: Capability) -> dict[str, Any]:
             if sig:
                 parts.append({"functionCall": call, "thoughtSignature": sig})
             elif placeholder:
-                prep.log_detail(CALL_SIGNATURE_ADDED, "Gemini 3 requires a thought signature "
-                                "on the first functionCall of each step; this call has none "
-                                "it can replay", index, None, {"id": block["id"]})
+                prep.log_one((CALL_SIGNATURE_ADDED, "Gemini 3 requires a thought signature on "
+                              "the first functionCall of each step; this call has none it "
+                              "can replay", index, None, {"id": block["id"]}))
                 parts.append({"functionCall": call, "thoughtSignature": SKIP_SIGNATURE})
             else:
                 parts.append({"functionCall": call})

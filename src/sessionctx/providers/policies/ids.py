@@ -192,8 +192,8 @@ class WireIds:
                 elif call_id in used or len(call_id) > max_len or not fits(call_id):
                     seen.add(call_id)
                     wire = rewritten_id(call_id, max_len, used)
-                    prep.log_detail(ID_REWRITTEN, self.reason, i, block,
-                                    {"old": call_id, "new": wire})
+                    prep.log_one((ID_REWRITTEN, self.reason, i, block,
+                                  {"old": call_id, "new": wire}))
                     same = False
                 else:
                     seen.add(call_id)
@@ -244,6 +244,6 @@ class WireIds:
                       block=block, old=call_id, new=unique)
         wire = id_map_entry(unique, self.fits, self.max_len, used)
         if wire != unique:
-            self.prep.log_detail(ID_REWRITTEN, self.reason, i, block,
-                                 {"old": unique, "new": wire})
+            self.prep.log_one((ID_REWRITTEN, self.reason, i, block,
+                               {"old": unique, "new": wire}))
         return wire

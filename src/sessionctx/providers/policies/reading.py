@@ -212,9 +212,9 @@ class Reader:
                 else:
                     out.append({"type": "text", "text": block})
         if blank:
-            self.prep.log_detail(EMPTY_TEXT_REMOVED, "empty or whitespace-only "
-                                 "text blocks are rejected (text content blocks must be "
-                                 "non-empty)", i, None, {"count": blank})
+            self.prep.log_one((EMPTY_TEXT_REMOVED, "empty or whitespace-only text blocks "
+                               "are rejected (text content blocks must be non-empty)", i,
+                               None, {"count": blank}))
         return out
 
     def _other(self, block: StoredBlock, kind: Any, i: int, assistant: bool,

@@ -40,6 +40,7 @@ def own_reasoning(api: str | None, model: str | None, cap: Capability, target: s
     return api in cap.thinking_apis and model == target
 
 
+THINKING_DROPPED = ChangeKind.THINKING_DROPPED
 FOREIGN = "reasoning goes back only to the API and model that produced it"
 NOT_FIRST = "it would not come first in its turn"
 AFTER_TEXT = ("the server-run item that followed it goes as text (an approval request, or an "
@@ -76,10 +77,9 @@ def log_thinking(prep: Prepared, index: int | None, api: str | None, model: str 
                  cap: Capability, target: str, dropped: int, converted: int,
                  why: str = FOREIGN) -> None:
     if dropped:
-        prep.log_detail(ChangeKind.THINKING_DROPPED,
-                        f"reasoning from {api or '?'}/{model or '?'} cannot be "
-                        f"replayed to {cap.provider}/{target}: {why}", index, None,
-                        {"count": dropped})
+        prep.log_one((THINKING_DROPPED, f"reasoning from {api or '?'}/{model or '?'} cannot "
+                      f"be replayed to {cap.provider}/{target}: {why}", index, None,
+                      {"count": dropped}))
     if converted:
         prep.log(ChangeKind.THINKING_AS_TEXT,
                  "reasoning from another model was turned into plain text",

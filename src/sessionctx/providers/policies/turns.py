@@ -10,7 +10,7 @@ copied: the stored messages are never modified.
 
 # No `from __future__ import annotations`: the TypedDicts' required and optional keys are read
 # at run time (tests/test_messages_types.py), which string annotations would hide.
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import le
@@ -103,6 +103,11 @@ class Turn(NamedTuple):
     message_index: int | None  # the context message it came from; None for one sessionctx added
 
 
+# A change as a pass logs it (`Prepared.log`): its kind, its reason, the index of the message
+# it concerns (None: the request as a whole), the block within it (a stored block or the
+# reader's copy of one; None: the message as a whole) and its detail.
+Logged = tuple[ChangeKind, str, int | None, Mapping[str, Any] | None, dict[str, Any]]
+
 # Where the reader read a call or a result, in message order: (the block list of its turn, its
 # position in that list, the index of its message). The ids pass and placement walk these, not
 # every block of every turn.
@@ -117,10 +122,9 @@ class Prepared:
     turns: list[Turn]
     system: list[str]
     sources: list[Source] | None = None
-    # each change as it was logged: (kind, reason, message index, block, detail); made into
-    # `Change`s once, in the one order of changes, by `ordered_changes`
-    logged: list[tuple[ChangeKind, str, int | None, Mapping[str, Any] | None,
-                       dict[str, Any]]] = field(default_factory=list)
+    # each change as it was logged; made into `Change`s once, in the one order of changes,
+    # by `ordered_changes`
+    logged: list[Logged] = field(default_factory=list)
     repaired: bool = True
     # the cache breakpoints the renderer carried into the body, when it counts them (Anthropic)
     cache_marks: int | None = None
@@ -128,18 +132,18 @@ class Prepared:
     # block it copied (by the copy's id): what a change about one block looks its line up by
     messages: list[Message] | None = None
     copied: dict[int, Mapping[str, Any]] = field(default_factory=dict)
+    # `log` for a change logged once a call or a message, given as one `Logged` tuple: the
+    # append of `logged` itself, as a method call costs more than the change it logs
+    log_one: Callable[[Logged], None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log_one = self.logged.append
 
     def log(self, kind: ChangeKind, reason: str, index: int | None = None, *,
             block: Mapping[str, Any] | None = None, **detail: Any) -> None:
         """A change concerning the message at `index` (None: the request as a whole), and
         within it `block` (a stored block, or the reader's copy of one), so that the change
         names the line that block came from when the message was joined from several."""
-        self.logged.append((kind, reason, index, block, detail))
-
-    def log_detail(self, kind: ChangeKind, reason: str, index: int | None,
-                   block: Mapping[str, Any] | None, detail: dict[str, Any]) -> None:
-        """`log` with the detail as one dict: the form for a change logged once a call or a
-        message, as a call with keywords costs a third more than the change it makes."""
         self.logged.append((kind, reason, index, block, detail))
 
     @property
