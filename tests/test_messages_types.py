@@ -101,7 +101,7 @@ def turn_problems(turns: list[policies.Turn], label: str) -> list[str]:
                 walk(block["content"], f"{where} block {j} content")
 
     for k, turn in enumerate(turns):
-        walk(turn.blocks, f"{label} turn {k}")
+        walk(turn[1], f"{label} turn {k}")
     return found
 
 
@@ -133,7 +133,7 @@ def test_the_signed_history_exercises_every_signature_and_id_key() -> None:
             msgs = build_context(recs(*signed(api, model))).messages
             assert message_problems(msgs, provider) == []
             prep = policies.prepare(msgs, None, cap, model)
-            keys |= {k for turn in prep.turns for b in turn.blocks for k in b}
+            keys |= {k for turn in prep.turns for b in turn[1] for k in b}
     assert {ITEM_ID, "thoughtSignature", "thinkingSignature", "redacted"} <= keys
 
 

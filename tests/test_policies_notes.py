@@ -41,17 +41,17 @@ def test_an_image_a_limit_refuses_is_replaced_in_its_turn_and_keeps_its_type() -
                            assistant(text("an image of mine"), image()))
     refused, drawn = reader.images[0][0], reader.images[1][0]
     assert refused["type"] == "image" and drawn["type"] == "image"
-    assert note(prep.turns[0].blocks, 1) == "[image omitted: type image/bmp is not accepted]"
-    assert note(prep.turns[1].blocks, 1) == ("[image omitted: anthropic does not accept "
+    assert note(prep.turns[0][1], 1) == "[image omitted: type image/bmp is not accepted]"
+    assert note(prep.turns[1][1], 1) == ("[image omitted: anthropic does not accept "
                                              "images in assistant messages]")
     # the change about the note still names the stored block it stands for
-    assert prep.copied[id(prep.turns[0].blocks[1])] is shown
+    assert prep.copied[id(prep.turns[0][1][1])] is shown
 
 
 def test_an_image_of_a_result_is_replaced_in_the_result_content() -> None:
     prep, reader = limited(user("go"), assistant(call("c1")),
                            result("c1", "shot", "bash", image(mime="image/bmp")))
-    held = prep.turns[2].blocks[0]
+    held = prep.turns[2][1][0]
     assert held["type"] == "toolResult"
     assert [b["type"] for b in held["content"]] == ["text", "text"]
     assert reader.images[0][0]["type"] == "image"
@@ -60,5 +60,5 @@ def test_an_image_of_a_result_is_replaced_in_the_result_content() -> None:
 def test_a_document_a_limit_refuses_is_replaced_and_keeps_its_type() -> None:
     doc = {"type": "document", "mimeType": "application/pdf", "data": "not base64!"}
     prep, reader = limited(user("read", content=[text("read"), doc]))
-    assert note(prep.turns[0].blocks, 1).startswith("[document omitted:")
+    assert note(prep.turns[0][1], 1).startswith("[document omitted:")
     assert reader.documents[0][0]["type"] == "document"

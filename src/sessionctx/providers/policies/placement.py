@@ -131,7 +131,7 @@ class Placement:
                     blocks = [b for b in blocks if b["type"] != "toolCall" or b["id"] in results]
                 if blocks and index in replay:
                     positions.append(len(out))
-                keep(prep, out, Turn(role, blocks, index))
+                keep(prep, out, (role, blocks, index))
                 if placed:
                     out.append(self._result_turn(index, placed))
             elif blocks and blocks[0]["type"] == RESULT:
@@ -164,4 +164,4 @@ class Placement:
             prep.log(ChangeKind.RESULTS_MOVED,
                      "tool results must come first in the message right after "
                      "their calls, all together", index, ids=[r["id"] for _, r in placed])
-        return Turn("user", results, placed[0][0])
+        return ("user", results, placed[0][0])

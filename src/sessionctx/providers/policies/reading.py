@@ -56,9 +56,6 @@ from sessionctx.providers.policies.turns import (
 
 EMPTY_TEXT_REMOVED = ChangeKind.EMPTY_TEXT_REMOVED
 
-# A turn made without the named tuple's Python constructor: one per message of the context.
-_turn = tuple.__new__
-
 class Reader:
     """Reads messages into turns, one message after the other.
 
@@ -110,33 +107,32 @@ class Reader:
             if role == "toolResult" or role == "tool":
                 result = result_of(m, i)
                 if not repair:
-                    turns.append(_turn(Turn, ("user", [result], i)))
+                    turns.append(("user", [result], i))
                     continue
                 if group is None:
                     group = [result]
-                    turns.append(_turn(Turn, ("user", group, i)))
+                    turns.append(("user", group, i))
                     sites.append((group, 0, i))
                 else:
                     sites.append((group, len(group), i))
                     group.append(result)
                 continue
             group = None
+            turn: Turn
             if role == "assistant":
-                blocks = assistant_of(m, i)
+                turn = ("assistant", assistant_of(m, i), i)
+            elif role == "system":
+                self.systems += 1
+                turn = ("system", content_of(m.get("content"), i, None), i)
             else:
-                if role == "system":
-                    self.systems += 1
-                    role = "system"
-                else:
-                    role = "user"
-                blocks = content_of(m.get("content"), i, None)
+                turn = ("user", content_of(m.get("content"), i, None), i)
             if repair:
-                if not blocks:
-                    dropped(self.prep, _turn(Turn, (role, blocks, i)))
+                if not turn[1]:
+                    dropped(self.prep, turn)
                     continue
                 if i in reasoning or i in bound:
                     settle.append(len(turns))
-            turns.append(_turn(Turn, (role, blocks, i)))
+            turns.append(turn)
         self.group = group
         return turns
 

@@ -168,11 +168,11 @@ class Replay:
         for position in positions:
             role, blocks, index = turns[position]
             blocks = self.blocks(blocks, index, index in thinking)
-            turns[position] = Turn(role, blocks, index)
+            turns[position] = (role, blocks, index)
             if not blocks:
                 dropped(self.prep, turns[position])
                 emptied = True
-        return [t for t in turns if t.blocks] if emptied else turns
+        return [t for t in turns if t[1]] if emptied else turns
 
     def blocks(self, blocks: list[Block], index: int | None, thinking: bool) -> list[Block]:
         """Reasoning of the target model goes back where it may (the reader already dropped
@@ -278,7 +278,7 @@ class Replay:
                 continue
             if out is turns:
                 out = list(turns)
-            out[position] = Turn(role, [_as_item(b) for b in blocks], index)
+            out[position] = (role, [_as_item(b) for b in blocks], index)
         return out
 
 

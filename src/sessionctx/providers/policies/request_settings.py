@@ -79,9 +79,9 @@ def close_unthought_loop(prep: Prepared) -> None:
     for k in range(first, len(turns)):
         role, blocks, index = turns[k]
         if role == "assistant" and has(blocks, "toolCall"):
-            turns[k] = Turn(role, [_call_as_text(b) for b in blocks], index)
+            turns[k] = (role, [_call_as_text(b) for b in blocks], index)
         elif has(blocks, RESULT):
-            turns[k] = Turn(role, [t for b in blocks for t in _result_as_text(b)], index)
+            turns[k] = (role, [t for b in blocks for t in _result_as_text(b)], index)
         else:
             continue
         prep.log(ChangeKind.LOOP_AS_TEXT,
@@ -116,7 +116,7 @@ def add_prefill(prep: Prepared, text: str) -> None:
     if trimmed != text:
         prep.log(ChangeKind.PREFILL_TRIMMED,
                  "final assistant content cannot end with trailing whitespace")
-    prep.turns.append(Turn("assistant", [{"type": "text", "text": trimmed}], None))
+    prep.turns.append(("assistant", [{"type": "text", "text": trimmed}], None))
     prep.log(ChangeKind.PREFILL_ADDED, "the request ends with the given assistant prefill")
 
 
@@ -142,9 +142,8 @@ def split_calls(prep: Prepared, limit: int) -> None:
         chunks = [calls[i:i + limit] for i in range(0, len(calls), limit)]
         for n, chunk in enumerate(chunks):
             answers: list[Block] = [results[c["id"]] for c in chunk if c["id"] in results]
-            out.append(Turn(role, [*(others if n == 0 else []), *chunk], index))
-            out.append(Turn(nxt.role, answers + (rest if n == len(chunks) - 1 else []),
-                            nxt.message_index))
+            out.append((role, [*(others if n == 0 else []), *chunk], index))
+            out.append((nxt[0], answers + (rest if n == len(chunks) - 1 else []), nxt[2]))
         prep.log(ChangeKind.CALLS_SPLIT,
                  f"an assistant message holds at most {limit} tool_calls (array "
                  f"too long); its {len(calls)} calls were sent in {len(chunks)} messages, each "

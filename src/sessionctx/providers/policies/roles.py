@@ -35,14 +35,14 @@ def place_systems(prep: Prepared, cap: Capability) -> None:
             prep.log(ChangeKind.SYSTEM_HOISTED,
                      "a system message before the conversation goes into the "
                      "system prompt", index)
-            turn = Turn("system", [], index)
+            turn = ("system", [], index)
         elif cap.system_inline or (cap.mid_system and prev is not None and
                                    prev[0] == "user" and not has(prev[1], RESULT)):
-            turn = Turn("system", [b for b in blocks if b["type"] == "text"], index)
-            if turn.blocks:
+            turn = ("system", [b for b in blocks if b["type"] == "text"], index)
+            if turn[1]:
                 out.append(turn)
         else:
-            turn = Turn("user", blocks, index)
+            turn = ("user", blocks, index)
             out.append(turn)
             prep.log(ChangeKind.SYSTEM_CONVERTED,
                      f"{cap.provider}/{cap.family or 'default'} does not "
@@ -81,8 +81,8 @@ def merge_roles(prep: Prepared) -> None:
                      "joined to an earlier message, its reasoning would "
                      "not come first", index, count=thinking)
         if joined is None:
-            joined = list(prev.blocks)
-            out[-1] = Turn(role, joined, prev.message_index)
+            joined = list(prev[1])
+            out[-1] = (role, joined, prev[2])
         joined.extend(blocks)
         called = role == "assistant" and has(blocks, "toolCall")
         prep.log(ChangeKind.TURNS_MERGED, "roles must alternate; consecutive messages of one role "
@@ -93,7 +93,7 @@ def merge_roles(prep: Prepared) -> None:
 def first_user(prep: Prepared) -> None:
     """A history that does not start with a user turn gets a placeholder one first."""
     if prep.turns and prep.turns[0][0] != "user":
-        prep.turns.insert(0, Turn("user", [{"type": "text", "text": CONTINUED}], None))
+        prep.turns.insert(0, ("user", [{"type": "text", "text": CONTINUED}], None))
         prep.log(ChangeKind.FIRST_USER_ADDED,
                  "the provider requires the first message to be a user "
                  "message; a placeholder saying the history continues was put first")

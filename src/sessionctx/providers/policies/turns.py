@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import le
-from typing import Any, Final, Literal, NamedTuple, NotRequired, TypedDict
+from typing import Any, Final, Literal, NotRequired, TypedDict
 
 import msgspec
 
@@ -95,12 +95,12 @@ Block = (TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | TurnCall | Res
          | RawBlock | ServerItemBlock)
 
 
-class Turn(NamedTuple):
-    """One message of the request as the policies and renderers see it."""
-
-    role: Role
-    blocks: list[Block]  # may be the stored list: replace, never modify in place
-    message_index: int | None  # the context message it came from; None for one sessionctx added
+# One message of the request as the policies and renderers see it: (role, blocks, message
+# index). The blocks may be the stored list: replace it, never modify it in place. The message
+# index is the context message it came from; None for one sessionctx added. A plain tuple,
+# not a named one: a request makes one a message in each of several passes, and a named
+# tuple costs five times as much to make.
+Turn = tuple[Role, list[Block], int | None]
 
 
 # A change as a pass logs it (`Prepared.log`): its kind, its reason, the index of the message
@@ -213,7 +213,7 @@ def has(blocks: list[Block], kind: str) -> bool:
 
 def keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
     """A turn left with no content is dropped."""
-    if turn.blocks:
+    if turn[1]:
         out.append(turn)
     else:
         dropped(prep, turn)
@@ -221,9 +221,10 @@ def keep(prep: Prepared, out: list[Turn], turn: Turn) -> None:
 
 def dropped(prep: Prepared, turn: Turn) -> None:
     """Logs a turn dropped for having no content, unless it is a system turn."""
-    if turn.role != "system":
+    role, _, index = turn
+    if role != "system":
         prep.log(ChangeKind.EMPTY_TURN_DROPPED, "a message with no content left is rejected",
-                 turn.message_index)
+                 index)
 
 
 def data_url(image: ImageBlock | DocumentBlock) -> str:
@@ -267,7 +268,7 @@ class Notes:
             if index in self.messages:
                 changed = self._swapped(blocks, prep)
                 if changed is not blocks:
-                    turns[t] = Turn(role, changed, index)
+                    turns[t] = (role, changed, index)
 
     def _swapped(self, blocks: list[Block], prep: Prepared) -> list[Block]:
         out = blocks
