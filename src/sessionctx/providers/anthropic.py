@@ -158,11 +158,8 @@ def needs_definitions(body: dict[str, Any]) -> bool:
 
 
 def tool_violations(body: dict[str, Any]) -> list[Violation]:
-    out: list[Violation] = []
-    if needs_definitions(body):
-        out.append(tools.undefined_violation("anthropic", "tools", "Requests which include "
-                                             "tool_use or tool_result blocks must define "
-                                             "tools."))
+    out = tools.undefined(needs_definitions(body), "anthropic", "tools", "Requests which "
+                          "include tool_use or tool_result blocks must define tools.")
     return tools.checked(body, _found, tools.named_choice(body), out)
 
 

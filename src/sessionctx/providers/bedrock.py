@@ -250,11 +250,9 @@ def needs_definitions(body: dict[str, Any]) -> bool:
 
 
 def tool_violations(body: dict[str, Any]) -> list[Violation]:
-    out: list[Violation] = []
-    if needs_definitions(body):
-        out.append(tools.undefined_violation("bedrock", "toolConfig", "The toolConfig field "
-                                             "must be defined when using toolUse and "
-                                             "toolResult content blocks."))
+    out = tools.undefined(needs_definitions(body), "bedrock", "toolConfig", "The toolConfig "
+                          "field must be defined when using toolUse and toolResult content "
+                          "blocks.")
     config = body.get("toolConfig")
     if config is None:
         return out

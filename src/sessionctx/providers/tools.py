@@ -258,10 +258,13 @@ def missing_definitions(body: Body, provider: str) -> bool:
     return registered(provider).needs_definitions(body)
 
 
-def undefined_violation(provider: str, path: str, error: str) -> Violation:
-    """The violation of a body whose tool blocks lack the definitions `provider` requires."""
-    return Violation(path, f"this history holds tool blocks; {provider} requires tool "
-                           f"definitions ({error})")
+def undefined(missing: bool, provider: str, path: str, error: str) -> list[Violation]:
+    """The violation of a body whose tool blocks lack the definitions `provider` requires,
+    when they are `missing` (the provider's `needs_definitions`); none otherwise."""
+    if not missing:
+        return []
+    return [Violation(path, f"this history holds tool blocks; {provider} requires tool "
+                            f"definitions ({error})")]
 
 
 def listed(body: Body, key: str = "tools") -> list[tuple[str, Any]] | Violation | None:
