@@ -170,3 +170,23 @@ def test_a_provider_change_about_a_renamed_tool_names_its_streamed_line() -> Non
         renamed = [c for c in build_request(ctx, provider).changes
                    if c.kind == ChangeKind.NAME_REWRITTEN]
         assert [c.record.line for c in renamed if c.record] == [task + 1], provider
+
+
+def test_a_provider_change_about_an_omitted_image_names_the_images_line() -> None:
+    """An image the provider step replaces by a note is named by the line it was streamed on,
+    though the note takes the image's place before the change log is put in order."""
+    from sessionctx.changes import Source
+    from sessionctx.providers import PROVIDERS, build_from_messages
+
+    messages: list[Obj] = [
+        {"role": "user", "content": [{"type": "text", "text": "what is on screen?"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "this"},
+            {"type": "image", "data": "Qk0=", "mimeType": "image/bmp"},
+            {"type": "text", "text": "is it"}]},
+        {"role": "user", "content": [{"type": "text", "text": "thanks"}]}]
+    sources = [Source(line=3), Source(line=7, block_lines=(7, 8, 9)), Source(line=10)]
+    for provider in PROVIDERS:
+        changes = build_from_messages(messages, sources, provider).changes
+        omitted = [c for c in changes if c.kind == ChangeKind.IMAGE_OMITTED]
+        assert [c.record.line for c in omitted if c.record] == [8], provider

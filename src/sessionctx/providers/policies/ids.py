@@ -192,7 +192,7 @@ class WireIds:
                 elif call_id in used or len(call_id) > max_len or not fits(call_id):
                     seen.add(call_id)
                     wire = rewritten_id(call_id, max_len, used)
-                    prep.log_one((ID_REWRITTEN, self.reason, i, block,
+                    prep.log_one((ID_REWRITTEN, self.reason, i, copied.get(id(block), block),
                                   {"old": call_id, "new": wire}))
                     same = False
                 else:
@@ -244,6 +244,7 @@ class WireIds:
                       block=block, old=call_id, new=unique)
         wire = id_map_entry(unique, self.fits, self.max_len, used)
         if wire != unique:
-            self.prep.log_one((ID_REWRITTEN, self.reason, i, block,
+            self.prep.log_one((ID_REWRITTEN, self.reason, i,
+                               self.prep.copied.get(id(block), block),
                                {"old": unique, "new": wire}))
         return wire

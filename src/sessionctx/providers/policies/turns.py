@@ -104,8 +104,9 @@ Turn = tuple[Role, list[Block], int | None]
 
 
 # A change as a pass logs it (`Prepared.log`): its kind, its reason, the index of the message
-# it concerns (None: the request as a whole), the block within it (a stored block or the
-# reader's copy of one; None: the message as a whole) and its detail.
+# it concerns (None: the request as a whole), the stored block within it it concerns (None:
+# the message as a whole) and its detail. The stored block, not a copy: the copy a pass
+# logs about may give way to another (a note in an image's place) before the log is read.
 Logged = tuple[ChangeKind, str, int | None, Mapping[str, Any] | None, dict[str, Any]]
 
 # Where the reader read a call or a result, in message order: (the block list of its turn, its
@@ -132,8 +133,9 @@ class Prepared:
     # block it copied (by the copy's id): what a change about one block looks its line up by
     messages: list[Message] | None = None
     copied: dict[int, Mapping[str, Any]] = field(default_factory=dict)
-    # `log` for a change logged once a call or a message, given as one `Logged` tuple: the
-    # append of `logged` itself, as a method call costs more than the change it logs
+    # `log` for a change logged once a call or a message, given as one `Logged` tuple (its
+    # block the stored one, looked up in `copied`): the append of `logged` itself, as a
+    # method call costs more than the change it logs
     log_one: Callable[[Logged], None] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -144,6 +146,8 @@ class Prepared:
         """A change concerning the message at `index` (None: the request as a whole), and
         within it `block` (a stored block, or the reader's copy of one), so that the change
         names the line that block came from when the message was joined from several."""
+        if block is not None:
+            block = self.copied.get(id(block), block)
         self.logged.append((kind, reason, index, block, detail))
 
     @property
@@ -184,9 +188,9 @@ class Prepared:
                 changes.append(Change(kind, reason, source, index, detail))
         return keys, changes
 
-    def _position(self, index: int | None, block: Mapping[str, Any]) -> int:
-        """Where `block` stands in the content of message `index` (past its end if not)."""
-        stored = self.copied.get(id(block), block)
+    def _position(self, index: int | None, stored: Mapping[str, Any]) -> int:
+        """Where the stored block stands in the content of message `index` (past its end if
+        not)."""
         content = self.messages[index].get("content") if self.messages is not None and \
             index is not None else None
         if isinstance(content, list):
