@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 from sessionctx.context import Context, build_context
-from sessionctx.providers import build_request, policies
+from sessionctx.providers import build_request
 from sessionctx.providers.policies import placement
+from sessionctx.providers.policies.ids import WireIds
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the package
 from benchmarks.bench_providers import synthetic
@@ -24,7 +25,7 @@ PROVIDERS = ("anthropic", "openai-chat", "gemini")
 SHORT = placement.in_place
 
 
-def _full(sites: list[policies.Site], results: policies.Results) -> bool:
+def _full(ids: WireIds) -> bool:
     """The short path refused, so placement runs in full."""
     return False
 

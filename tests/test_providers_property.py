@@ -201,7 +201,7 @@ def test_a_history_with_results_in_place_takes_the_short_path() -> None:
         reader.read(messages)
         ids = WireIds(prep, cap)
         ids.run(reader.sites)
-        assert placement.in_place(reader.sites, ids.results)
+        assert placement.in_place(ids)
         assert reader.settle == settle
     body = json.loads(_built(messages, "anthropic")[0])
     assert body["messages"][1]["content"][0]["type"] == "thinking"  # same model: replayed

@@ -63,6 +63,10 @@ class OpenCalls(Generic[T]):
             del self._open[call_id]
         return entry
 
+    def __bool__(self) -> bool:
+        """Whether any call is still open."""
+        return bool(self._open)
+
     def pending(self) -> Iterator[tuple[str, T]]:
         """The calls no result has answered, with their ids."""
         for call_id, queue in self._open.items():

@@ -69,9 +69,9 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
     results = ids.results
     replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound,
                     items=not tools_as_text)
-    place = Placement(prep, results, reader.reasoning | reader.bound)
+    place = Placement(prep, results, reader.reasoning | reader.bound, reader.empty)
     turns, positions = place.grouped(turns, reader.settle) if \
-        placement.in_place(reader.sites, results) else place.run(turns)
+        placement.in_place(ids) else place.run(turns)
     turns = replay.run(turns, positions, reader.reasoning)
     if cap.own_items and not tools_as_text:
         turns = replay.server_items(turns)

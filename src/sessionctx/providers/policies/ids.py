@@ -123,14 +123,21 @@ class WireIds:
     rewritten), a tool name of the pattern and arguments that are an object, and is opened
     under its stored id; each result answers the earliest open call with its id and then goes
     out with that call's wire id and name (a result stored without a name, or under the name
-    before a rewrite, would not match its call where the API matches by name)."""
+    before a rewrite, would not match its call where the API matches by name).
+
+    As it pairs them it notes whether each result stands where placement puts it (`in_order`:
+    the message right after its call's, at the call's place among that message's calls), so
+    that placement knows, with no walk of its own, when it has nothing to move."""
 
     __slots__ = (
+        "call_at",
         "context_ids",
         "fits",
         "good_names",
+        "in_order",
         "max_len",
         "open_calls",
+        "place",
         "prep",
         "reason",
         "renamed",
@@ -150,9 +157,14 @@ class WireIds:
         self.context_ids: set[str] | None = None  # every call and result id of the messages
         self.used: set[str] = set()  # wire ids taken
         self.good_names: set[str] = set()  # names known to fit the pattern
-        # by stored call id: (wire id, wire name) of each call still to be answered
-        self.open_calls: OpenCalls[tuple[str, str]] = OpenCalls()
+        # by stored call id: (wire id, wire name, message index, place among that message's
+        # calls) of each call still to be answered
+        self.open_calls: OpenCalls[tuple[str, str, int, int]] = OpenCalls()
         self.results: Results = {}  # every result that answers a call, by wire id
+        # whether every result so far answered a call and stands in its place, and every call
+        # had an id to be answered by
+        self.in_order = True
+        self.call_at, self.place = -1, 0  # the message of the last call, and that call's place
 
     def run(self, sites: list[Site], start: int = 0) -> None:
         """The ids pass: every call and result the reader read (`sites` from `start`, in
@@ -164,18 +176,27 @@ class WireIds:
         prep, copied = self.prep, self.prep.copied
         good_names, seen, used = self.good_names, self.seen, self.used
         fits, max_len, open_calls, results = self.fits, self.max_len, self.open_calls, self.results
+        in_order, call_at, place = self.in_order, self.call_at, self.place
         for blocks, k, i in islice(sites, start, None):
             block = blocks[k]
             if block["type"] == RESULT:  # it answers the earliest open call with its id
                 rid = block["id"]
                 found = open_calls.answer(rid) if rid is not None else None
-                if found is not None:
-                    answered, block["name"] = found
-                    block["id"] = answered
-                    results[answered] = (i, block)
+                if found is None:
+                    in_order = False
+                    continue
+                answered, block["name"], called, called_place = found
+                block["id"] = answered
+                results[answered] = (i, block)
+                if i != called + 1 + called_place:
+                    in_order = False
                 continue
             if block["type"] != "toolCall":  # never: a site is a call or a result
                 continue
+            if i == call_at:
+                place += 1
+            else:
+                call_at, place = i, 0
             call_id, name, args = block["id"], block["name"], block["arguments"]
             same = call_id is not None
             if not isinstance(args, dict):
@@ -199,7 +220,9 @@ class WireIds:
                     seen.add(call_id)
                     wire = call_id
                 used.add(wire)
-                open_calls.open(call_id, (wire, name))
+                open_calls.open(call_id, (wire, name, i, place))
+            else:
+                in_order = False
             if same:
                 continue
             if id(block) in copied:
@@ -211,6 +234,7 @@ class WireIds:
                 new["thoughtSignature"] = signature
             copied[id(new)] = block
             blocks[k] = new
+        self.in_order, self.call_at, self.place = in_order, call_at, place
 
     def _arguments(self, args: Any, call_id: str | None, i: int, block: Call) -> dict[str, Any]:
         """A call's arguments that are not an object, as one (`repair_arguments`)."""

@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from sessionctx.changes import ChangeKind
 from sessionctx.messages import TextBlock
 from sessionctx.providers.capabilities import Capability
-from sessionctx.providers.policies.ids import Results
+from sessionctx.providers.policies.ids import Results, WireIds, sent
 from sessionctx.providers.policies.turns import (
     RESULT,
     Block,
     Prepared,
     ResultBlock,
-    Site,
     Turn,
     keep,
 )
@@ -43,41 +42,15 @@ def error_in_text(prep: Prepared, cap: Capability, content: list[Block], index: 
     return [note, *content]
 
 
-def in_place(sites: list[Site], results: Results) -> bool:
+def in_place(ids: WireIds) -> bool:
     """Whether every result already stands where placement would put it: the results of each
     assistant message with calls are the messages right after it, answering its calls in
-    order (the reader then read them into one user turn), and no other result is read. Placement
-    then has nothing to move (`Placement.grouped`); otherwise `Placement.run` places every
-    result. This short path is kept while it pays: benchmarks/bench_placement.py measures the
-    step with it against full placement (1.11-1.16 times its cost on 10k messages)."""
-    expect: list[str | None] = []  # the wire ids of the calls of the last message with calls
-    at = -1  # that message's index
-    answered = 0  # how many of its calls the results since have answered, in order
-    calls = 0  # len(expect)
-    matched = 0  # results read where a call's result belongs, before that message's
-    for blocks, k, i in sites:
-        block = blocks[k]
-        if block["type"] == RESULT:
-            if answered == calls or i != at + 1 + answered or block["id"] != expect[answered]:
-                return False
-            answered += 1
-        elif block["type"] != "toolCall":  # never: a site is a call or a result
-            continue
-        elif i == at:
-            expect.append(block["id"])
-            calls += 1
-        elif answered < calls:
-            return False
-        else:
-            matched += answered
-            expect = [block["id"]]
-            calls = 1
-            answered = 0
-            at = i
-    # each call's wire id is its own, so a result that answers a call holds it only in its one
-    # place: when every result read stands in a call's place, a result that answers no call
-    # among them leaves fewer answering results than places
-    return answered == calls and matched + answered == len(results)
+    order (the reader then read them into one user turn), every call is answered and no other
+    result is read. Placement then has nothing to move (`Placement.grouped`); otherwise
+    `Placement.run` places every result. The ids pass notes it as it pairs them
+    (`WireIds.in_order`). This short path is kept while it pays: benchmarks/bench_placement.py
+    measures the step with it against full placement."""
+    return ids.in_order and not ids.open_calls
 
 
 @dataclass(slots=True)
@@ -94,14 +67,14 @@ class Placement:
     prep: Prepared
     results: Results
     replay: set[int]
+    empty: list[tuple[ResultBlock, int]]  # each result read with no content, and its message
 
     def grouped(self, turns: list[Turn], positions: list[int]) -> tuple[list[Turn], list[int]]:
         """When every result already follows its calls (`in_place`), the turns as read, with
         empty outputs marked."""
-        prep = self.prep
-        for index, result in self.results.values():
-            if not result["content"]:
-                mark_empty_output(prep, result, index)
+        for result, index in self.empty:
+            if sent(self.results, result):
+                mark_empty_output(self.prep, result, index)
         return turns, positions
 
     def run(self, turns: list[Turn]) -> tuple[list[Turn], list[int]]:

@@ -84,6 +84,8 @@ class Reader:
         # for the limits pass: every image and document read
         self.images: list[ReadImage] = []
         self.documents: list[ReadDocument] = []
+        # for placement: every result read with no content, and the index of its message
+        self.empty: list[tuple[ResultBlock, int]] = []
         self.systems = 0  # system messages read
         # for the reasoning pass: indices of messages holding thinking blocks, of those with
         # item ids or call signatures, and positions of the turns of either
@@ -314,5 +316,7 @@ class Reader:
         content = self._content(message.get("content"), i, result)
         if result["isError"] and not self.cap.error_flag and self.repair:
             content = error_in_text(self.prep, self.cap, content, i, rid)
+        elif not content:
+            self.empty.append((result, i))
         result["content"] = content
         return result
