@@ -273,15 +273,3 @@ def test_tolerated_shapes_give_valid_bodies_by_either_path(messages: list[Msg]) 
             patch.setattr(placement, "in_place", _never_in_place)
             assert _built(messages, provider) == short, provider
     assert messages == before
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history(), st.integers(1, 3))
-def test_reading_in_windows_gives_the_same_request(messages: list[Msg], window: int) -> None:
-    # read and ids run over windows of messages; a result group or a call's results split
-    # across windows must give the same body and changes as one window
-    for provider in PROVIDERS:
-        whole = _built(messages, provider)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(policies, "WINDOW", window)
-            assert _built(messages, provider) == whole, provider

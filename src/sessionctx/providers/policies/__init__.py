@@ -14,7 +14,7 @@ module per concern of docs/provider-rules.md, each keyed off the capability row 
 | thinking switch, prefill, call limits | request_settings.py (run by build_request after these) |
 
 `prepare` runs them as passes over the turns, in that order: read, ids, placement, reasoning,
-limits, roles (read and ids over windows of messages, one after the other). Every change goes
+limits, roles. Every change goes
 into one log, named by a member of `changes.ChangeKind`, the one vocabulary of change kinds;
 the log comes out in the one order of changes (`Prepared.ordered_changes`), so it does not
 depend on which pass logged a change first.
@@ -35,12 +35,6 @@ from sessionctx.providers.policies.reasoning import Replay
 from sessionctx.providers.policies.roles import CONTINUED, first_user, merge_roles, place_systems
 from sessionctx.providers.policies.turns import RESULT, Block, Prepared, Site, Turn
 
-# Messages read before the ids pass runs over their calls and results: the pass then finds
-# them still in the processor's cache (over a whole 10k-message context it ran a third slower
-# a message than over 3k; benchmarks/bench_providers.py). Passes are in message order, so the
-# turns and ids are the same in windows as at once.
-WINDOW = 256
-
 __all__ = [
     "CONTINUED", "EMPTY_OUTPUT", "ERROR_NOTE", "RAW_ARGUMENTS_KEY", "RESULT", "Block", "Prepared",
     "Reader", "Results", "Site", "Turn", "prepare", "repair_arguments",
@@ -59,13 +53,9 @@ def prepare(messages: list[Message], sources: list[Source] | None, cap: Capabili
         prep.turns = reader.read(messages)
         prep.repaired = False
         return prep
+    turns = reader.read(messages)
     ids = WireIds(prep, cap)
-    done = 0
-    for start in range(0, len(messages), WINDOW):
-        reader.read(messages, start, start + WINDOW)
-        ids.run(reader.sites, done)
-        done = len(reader.sites)
-    turns = reader.turns
+    ids.run(reader.sites)
     results = ids.results
     replay = Replay(prep, messages, cap, model, thinking_as_text, reader.bound,
                     items=not tools_as_text)

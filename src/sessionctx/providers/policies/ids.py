@@ -12,7 +12,6 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from itertools import islice
 from typing import Any
 
 from sessionctx import decoding
@@ -130,14 +129,12 @@ class WireIds:
     that placement knows, with no walk of its own, when it has nothing to move."""
 
     __slots__ = (
-        "call_at",
         "context_ids",
         "fits",
         "good_names",
         "in_order",
         "max_len",
         "open_calls",
-        "place",
         "prep",
         "reason",
         "renamed",
@@ -161,14 +158,13 @@ class WireIds:
         # calls) of each call still to be answered
         self.open_calls: OpenCalls[tuple[str, str, int, int]] = OpenCalls()
         self.results: Results = {}  # every result that answers a call, by wire id
-        # whether every result so far answered a call and stands in its place, and every call
-        # had an id to be answered by
+        # whether every result answered a call and stands in its place, and every call had an
+        # id to be answered by
         self.in_order = True
-        self.call_at, self.place = -1, 0  # the message of the last call, and that call's place
 
-    def run(self, sites: list[Site], start: int = 0) -> None:
-        """The ids pass: every call and result the reader read (`sites` from `start`, in
-        message order) given its wire id and name. A stored call that changes is replaced by
+    def run(self, sites: list[Site]) -> None:
+        """The ids pass: every call and result the reader read (`sites`, in message order)
+        given its wire id and name. A stored call that changes is replaced by
         a copy in its turn (the reader's lists of calls are its own); the reader's copies
         change in place. A call and a result are handled here, in one walk, and only their
         rare repairs (arguments, names, reused ids) in methods of their own: the pass runs
@@ -176,8 +172,9 @@ class WireIds:
         prep, copied = self.prep, self.prep.copied
         good_names, seen, used = self.good_names, self.seen, self.used
         fits, max_len, open_calls, results = self.fits, self.max_len, self.open_calls, self.results
-        in_order, call_at, place = self.in_order, self.call_at, self.place
-        for blocks, k, i in islice(sites, start, None):
+        in_order = True
+        call_at, place = -1, 0  # the message of the last call, and that call's place in it
+        for blocks, k, i in sites:
             block = blocks[k]
             if block["type"] == RESULT:  # it answers the earliest open call with its id
                 rid = block["id"]
@@ -234,7 +231,7 @@ class WireIds:
                 new["thoughtSignature"] = signature
             copied[id(new)] = block
             blocks[k] = new
-        self.in_order, self.call_at, self.place = in_order, call_at, place
+        self.in_order = in_order
 
     def _arguments(self, args: Any, call_id: str | None, i: int, block: Call) -> dict[str, Any]:
         """A call's arguments that are not an object, as one (`repair_arguments`)."""

@@ -73,8 +73,6 @@ class Reader:
         self.repair = repair
         self.model = model
         self.as_text = as_text
-        self.turns: list[Turn] = []
-        self.group: list[Block] | None = None  # the results of the last turn read, if any
         self.blocks: list[Block] = []  # the blocks of the message being read, as they are read
         self.message: Message = {}  # the assistant message being read
         self.foreign: bool | None = None  # whether it is from another API or model; None: unasked
@@ -93,18 +91,16 @@ class Reader:
         self.bound: set[int] = set()
         self.settle: list[int] = []
 
-    def read(self, messages: list[Message], start: int = 0,
-             stop: int | None = None) -> list[Turn]:
-        """The turns of `messages` (from `start` up to `stop`, after those read before); with
-        repairs, the results of consecutive messages are one user turn, and turns with nothing
-        in them are dropped."""
-        turns, sites, settle = self.turns, self.sites, self.settle
+    def read(self, messages: list[Message]) -> list[Turn]:
+        """The turns of `messages`; with repairs, the results of consecutive messages are one
+        user turn, and turns with nothing in them are dropped."""
+        turns: list[Turn] = []
+        group: list[Block] | None = None  # the results of the last turn read, if any
+        sites, settle = self.sites, self.settle
         repair = self.repair
-        group = self.group
         reasoning, bound = self.reasoning, self.bound
         result_of, assistant_of, content_of = self._result, self._assistant, self._content
-        for i in range(start, len(messages) if stop is None else min(stop, len(messages))):
-            m = messages[i]
+        for i, m in enumerate(messages):
             role = m.get("role")
             if role == "toolResult" or role == "tool":
                 result = result_of(m, i)
@@ -135,7 +131,6 @@ class Reader:
                 if i in reasoning or i in bound:
                     settle.append(len(turns))
             turns.append(turn)
-        self.group = group
         return turns
 
     def _content(self, content: Any, i: int, result: ResultBlock | None,
