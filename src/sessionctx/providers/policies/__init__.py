@@ -15,9 +15,8 @@ module per concern of docs/provider-rules.md, each keyed off the capability row 
 
 `prepare` runs them as passes over the turns, in that order: read, ids, placement, reasoning,
 limits, roles. Every change goes into one log, named by a member of `changes.ChangeKind`, the
-one vocabulary of change kinds;
-the log comes out in the one order of changes (`Prepared.ordered_changes`), so it does not
-depend on which pass logged a change first.
+one vocabulary of change kinds; the log comes out in the one order of changes
+(`Prepared.ordered_changes`), so it does not depend on which pass logged a change first.
 """
 
 from __future__ import annotations
