@@ -110,8 +110,8 @@ Turn = tuple[Role, list[Block], int | None]
 Logged = tuple[ChangeKind, str, int | None, Mapping[str, Any] | None, dict[str, Any]]
 
 # Where the reader read a call or a result, in message order: (the block list of its turn, its
-# position in that list, the index of its message). The ids pass and placement walk these, not
-# every block of every turn.
+# position in that list, the index of its message). The ids pass walks these, not every block
+# of every turn.
 Site = tuple[list[Block], int, int]
 
 
