@@ -26,7 +26,7 @@ from typing import cast
 
 if __package__ in (None, ""):  # run as a program: make `tests` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.strict_replies import anthropic_reply, json_reply, responses_reply
+from tests.strict_replies import anthropic_reply, json_reply, responses_reply, route_kind
 
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 RESPONSES_MODEL = "gpt-5.1"
@@ -71,15 +71,6 @@ _OK = _whole(json_reply(200, {"status": "ok"}))
 
 def _not_found(method: str, target: str) -> bytes:
     return _whole(json_reply(404, {"error": {"message": f"no route {method} {target}"}}))
-
-
-def _kind(target: str) -> str | None:
-    route = target.split("?", 1)[0]
-    if route.endswith("/messages"):
-        return "anthropic"
-    if route.endswith("/responses"):
-        return "responses"
-    return None
 
 
 class _Request:
@@ -171,7 +162,9 @@ class Upstream(asyncio.Protocol):
     def _answer(self, request: _Request) -> None:
         transport = self.transport
         assert transport is not None
-        kind = _kind(request.target) if request.method == "POST" else None
+        kind = route_kind(request.target) if request.method == "POST" else None
+        if kind not in _ANSWERS:  # a route this upstream does not answer
+            kind = None
         if request.method == "POST":
             Upstream.last = request.body
         if kind is not None and _STREAM.search(request.body):

@@ -20,6 +20,18 @@ def _sse(events: list[tuple[str | None, Body | str]]) -> bytes:
     return "".join(out).encode()
 
 
+# Each API route's ending and the protocol it speaks
+_ROUTES = (("/messages/count_tokens", "count_tokens"), ("/messages", "anthropic"),
+           ("/responses", "responses"), ("/chat/completions", "chat"),
+           (":generateContent", "gemini"), (":streamGenerateContent", "gemini_stream"))
+
+
+def route_kind(path: str) -> str | None:
+    """Which protocol a POST to `path` speaks (its query left out); None for no API route."""
+    route = path.split("?", 1)[0]
+    return next((kind for ending, kind in _ROUTES if route.endswith(ending)), None)
+
+
 def json_reply(status: int, value: Any) -> Reply:
     return status, "application/json", json.dumps(value).encode()
 

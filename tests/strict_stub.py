@@ -60,6 +60,7 @@ from tests.strict_replies import (
     gemini_reply,
     json_reply,
     responses_reply,
+    route_kind,
 )
 from tests.stub_servers import (
     anthropic_problem,
@@ -69,23 +70,6 @@ from tests.stub_servers import (
 )
 
 Body = dict[str, Any]
-
-
-def _kind(path: str) -> str | None:
-    route = path.split("?", 1)[0]
-    if route.endswith("/messages/count_tokens"):
-        return "count_tokens"
-    if route.endswith("/messages"):
-        return "anthropic"
-    if route.endswith("/responses"):
-        return "responses"
-    if route.endswith("/chat/completions"):
-        return "chat"
-    if route.endswith(":generateContent"):
-        return "gemini"
-    if route.endswith(":streamGenerateContent"):
-        return "gemini_stream"
-    return None
 
 
 _CHECKS: dict[str, Callable[[Body], str | None]] = {
@@ -147,7 +131,7 @@ class StrictStub:
         return base64.b64decode(record["raw_base64"])
 
     def answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Answer:
-        kind = _kind(path) if method == "POST" else None
+        kind = route_kind(path) if method == "POST" else None
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
