@@ -62,7 +62,7 @@ class Known:
             known = [(k, e) for k, e in reversed(self._by_start.items())
                      if k[0] == api and k[1] == model]
         for key, entry in known:
-            if len(raw) == len(entry.raw) and raw == entry.raw:
+            if raw == entry.raw:
                 with self._lock:
                     if key in self._by_start:
                         self._by_start.move_to_end(key)
@@ -77,9 +77,10 @@ class Known:
                 return False
             if found is None:  # not this conversation's body after all: its other keys differ
                 continue
-            if found is not False and found is not True:
-                self._put(key, found)
-            return found is not False
+            valid, extended = found
+            if extended is not None:
+                self._put(key, extended)
+            return valid
         return False
 
     def remember(self, api: str, model: str | None, raw: bytes, body: dict[str, Any]) -> None:
@@ -139,30 +140,30 @@ def _shared(entry: _Entry, raw: bytes) -> int:
 
 
 def _extension(api: str, model: str | None, raw: bytes, entry: _Entry,
-               shared: int) -> _Entry | bool | None:
-    """The entry for `raw`, whose first `shared` items are `entry`'s: True when it is valid
-    but its items are written apart otherwise (it is not remembered), False when it is not
-    valid by the tail, None when its other keys are not `entry`'s."""
+               shared: int) -> tuple[bool, _Entry | None] | None:
+    """Whether `raw`, whose first `shared` items are `entry`'s, is valid by its tail, and its
+    own entry to remember (None when it is not valid, or its items are written apart
+    otherwise); None when its other keys are not `entry`'s."""
     at = entry.tally.window(shared)
     if at is None:
-        return False
+        return False, None
     start = entry.ends[at - 1]
     key = HISTORY[api]
     after = _after(raw, start, key)
     if after is None:
-        return False
+        return False, None
     items, rest = after
     if {**entry.before, **rest} != entry.others:
         return None
     window = [msgspec.json.decode(m) for m in items]
     counted = extends(api, model, entry.decoded, window, at, entry.tally)
     if counted is None:
-        return False
+        return False, None
     if not raw.startswith(entry.sep.join([b"", *items]), start):
-        return True
+        return True, None
     ends = [start + n for n in accumulate(len(entry.sep) + len(m) for m in items)]
-    return _Entry(raw, entry.others, entry.before, entry.decoded, entry.ends[:at] + ends,
-                  entry.sep, counted)
+    return True, _Entry(raw, entry.others, entry.before, entry.decoded, entry.ends[:at] + ends,
+                        entry.sep, counted)
 
 
 def _after(raw: bytes, start: int, key: str) -> tuple[list[msgspec.Raw],
